@@ -1,0 +1,48 @@
+// Linear (direct) allgather, used internally to exchange small records.
+//
+// Source: the direct all-to-all exchange pattern, e.g. the "linear" algorithms in MPICH and Open
+// MPI's basic collectives.
+//
+// Phases: the own block is copied from the send buffer to its place in the receive buffer; the
+// own block is sent to every other rank and every other rank's block received, all posted at
+// once. The i-th message out goes to (r+i) mod p and the i-th in comes from (r-i) mod p, so that
+// a one-ported reading (round i - 1) has every rank sending to and receiving from one peer.
+//
+// Cost: one round in the fully ported model; (p - 1) * (alpha + beta * m) for blocks of m bytes
+// in the one-ported model.
+//
+// Applies: any p and any layout; meant for small blocks (p - 1 messages per rank).
+#include <string>
+#include <vector>
+
+#include "algos/registry.hpp"
+#include "lanes/error.hpp"
+
+namespace lanes::algos {
+
+Schedule build_allgather_linear(const Layout& layout, const CollArgs& args) {
+  const int p = layout.size;
+  if (args.rank < 0 || args.rank >= p) {
+    throw Error(Errc::invalid_argument, "allgather linear: rank " + std::to_string(args.rank) +
+                                            " outside 0.." + std::to_string(p - 1));
+  }
+  Schedule s;
+  const std::size_t b = args.bytes;
+  if (b == 0) return s;
+  const int r = args.rank;
+  const auto block = [b](int j) { return static_cast<std::size_t>(j) * b; };
+  s.ops.reserve(2 * static_cast<std::size_t>(p) - 1);
+  const Region mine{Buffer::send, 0, b};
+  s.copy(mine, {Buffer::recv, block(r), b});
+  for (int i = 1; i < p; ++i) {
+    const int to = (r + i) % p;
+    const int from = (r - i + p) % p;
+    s.send(to, layout.lane_of[r], mine, {}, i - 1);
+    s.recv(from, layout.lane_of[from], {Buffer::recv, block(from), b}, {}, i - 1);
+  }
+  s.rounds = p - 1;
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,116 @@
+// Binomial-tree scatter.
+//
+// Source: the classic binomial tree, as in MPICH's MPIR_Scatter_intra_binomial (R. Thakur,
+// R. Rabenseifner, W. Gropp, "Optimization of Collective Communication Operations in MPICH",
+// IJHPCA 19(1), 2005).
+//
+// Phases: ranks are renumbered relative to the root, vr = (r - root + p) mod p; the subtree of
+// vr != 0 is [vr, vr + min(lowbit(vr), p - vr)), the root's is everything. A rank receives its
+// whole subtree's blocks from vr - lowbit(vr), then sends each child vr + 2^j (2^j < lowbit(vr),
+// largest subtree first) that child's subtree blocks. Intermediate ranks keep their subtree in
+// scratch in relative-rank order and copy their own block out; leaves receive straight into the
+// receive buffer; the root copies its own block. At the root a subtree whose ranks wrap past
+// p - 1 is not contiguous in the send buffer and goes out as two messages.
+//
+// Cost: ceil(log2 p) * alpha + beta * m * (p - 1) / p for m = p * block bytes (the root sends
+// every block but its own exactly once; when p is a power of two, round i moves m / 2^(i+1)).
+//
+// Applies: any p and any layout. Round- and volume-optimal in the one-ported model; uses only
+// each sender's default lane.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "algos/registry.hpp"
+#include "lanes/error.hpp"
+
+namespace lanes::algos {
+
+namespace {
+
+int ceil_log2(int p) {
+  int r = 0;
+  while ((1LL << r) < p) ++r;
+  return r;
+}
+
+int floor_log2(int x) {
+  int r = 0;
+  while ((x >> (r + 1)) > 0) ++r;
+  return r;
+}
+
+}  // namespace
+
+Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
+  const int p = layout.size;
+  if (args.rank < 0 || args.rank >= p || args.root < 0 || args.root >= p) {
+    throw Error(Errc::invalid_argument, "scatter binomial: rank " + std::to_string(args.rank) +
+                                            " or root " + std::to_string(args.root) +
+                                            " outside 0.." + std::to_string(p - 1));
+  }
+  Schedule s;
+  const std::size_t b = args.bytes;
+  if (b == 0) return s;
+  const int rank = args.rank;
+  const auto blocks = [b](int n) { return static_cast<std::size_t>(n) * b; };
+  const Region own{Buffer::recv, 0, b};
+  if (p == 1) {
+    s.copy({Buffer::send, 0, b}, own);
+    s.finalize();
+    return s;
+  }
+  const int rounds = ceil_log2(p);
+  s.rounds = rounds;
+  const int vr = (rank - args.root + p) % p;
+  const auto actual = [&](int v) { return (v + args.root) % p; };
+  const int my_lane = layout.lane_of[rank];
+
+  int limit = 1 << rounds;  // children are vr + mask for mask < limit
+  std::vector<OpId> after;  // what the sends to children wait for
+  if (vr == 0) {
+    s.copy({Buffer::send, blocks(rank), b}, own);
+  } else {
+    const int low = vr & -vr;
+    const int n = std::min(low, p - vr);
+    const int parent = actual(vr - low);
+    const int lane = layout.lane_of[parent];
+    const int round = rounds - 1 - floor_log2(low);
+    limit = low;
+    if (n == 1) {
+      s.recv(parent, lane, own, {}, round);
+      s.finalize();
+      return s;
+    }
+    s.scratch_bytes = blocks(n);
+    // From the root, the part up to the end of its send buffer comes first, the rest second.
+    int first = n;
+    if (vr - low == 0) first = std::min(n, p - rank);
+    after.push_back(s.recv(parent, lane, {Buffer::scratch, 0, blocks(first)}, {}, round));
+    if (first < n) {
+      after.push_back(
+          s.recv(parent, lane, {Buffer::scratch, blocks(first), blocks(n - first)}, {}, round));
+    }
+    s.copy({Buffer::scratch, 0, b}, own, {after.front()});
+  }
+  for (int mask = limit >> 1; mask > 0; mask >>= 1) {
+    const int c = vr + mask;
+    if (c >= p) continue;
+    const int n = std::min(mask, p - c);
+    const int child = actual(c);
+    const int round = rounds - 1 - floor_log2(mask);
+    if (vr == 0) {
+      const int first = std::min(n, p - child);
+      after = {s.send(child, my_lane, {Buffer::send, blocks(child), blocks(first)}, after, round)};
+      if (first < n) {
+        after = {s.send(child, my_lane, {Buffer::send, 0, blocks(n - first)}, after, round)};
+      }
+    } else {
+      after = {s.send(child, my_lane, {Buffer::scratch, blocks(mask), blocks(n)}, after, round)};
+    }
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,140 @@
+#include "algos/schedule.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lanes::algos {
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::bcast:
+      return "bcast";
+    case Collective::scatter:
+      return "scatter";
+    case Collective::alltoall:
+      return "alltoall";
+    case Collective::allgather:
+      return "allgather";
+    case Collective::gather:
+      return "gather";
+  }
+  return "unknown";
+}
+
+const char* to_string(Buffer b) {
+  switch (b) {
+    case Buffer::send:
+      return "send";
+    case Buffer::recv:
+      return "recv";
+    case Buffer::scratch:
+      return "scratch";
+  }
+  return "unknown";
+}
+
+namespace {
+
+OpId append(std::vector<Op>& ops, Op op) {
+  ops.push_back(std::move(op));
+  return static_cast<OpId>(ops.size() - 1);
+}
+
+std::string region_text(const Region& r) {
+  return std::string(to_string(r.buffer)) + "[" + std::to_string(r.offset) + ",+" +
+         std::to_string(r.bytes) + ")";
+}
+
+}  // namespace
+
+OpId Schedule::send(int peer, int lane, Region src, std::vector<OpId> deps, int round) {
+  Op op;
+  op.kind = OpKind::send;
+  op.peer = peer;
+  op.lane = lane;
+  op.src = src;
+  op.round = round;
+  op.deps = std::move(deps);
+  return append(ops, std::move(op));
+}
+
+OpId Schedule::recv(int peer, int lane, Region dst, std::vector<OpId> deps, int round) {
+  Op op;
+  op.kind = OpKind::recv;
+  op.peer = peer;
+  op.lane = lane;
+  op.dst = dst;
+  op.round = round;
+  op.deps = std::move(deps);
+  return append(ops, std::move(op));
+}
+
+OpId Schedule::copy(Region src, Region dst, std::vector<OpId> deps) {
+  Op op;
+  op.kind = OpKind::copy;
+  op.src = src;
+  op.dst = dst;
+  op.deps = std::move(deps);
+  return append(ops, std::move(op));
+}
+
+void Schedule::finalize() {
+  // Counters indexed by peer; a negative peer is left unnumbered (the simulator reports it).
+  std::vector<std::uint32_t> sent;
+  std::vector<std::uint32_t> received;
+  for (Op& op : ops) {
+    if (op.kind == OpKind::copy || op.peer < 0) continue;
+    auto& counters = op.kind == OpKind::send ? sent : received;
+    const auto peer = static_cast<std::size_t>(op.peer);
+    if (counters.size() <= peer) counters.resize(peer + 1, 0);
+    op.msg = counters[peer]++;
+  }
+}
+
+std::uint32_t Schedule::sends_to(int peer) const {
+  std::uint32_t n = 0;
+  for (const Op& op : ops) n += op.kind == OpKind::send && op.peer == peer ? 1 : 0;
+  return n;
+}
+
+std::uint32_t Schedule::recvs_from(int peer) const {
+  std::uint32_t n = 0;
+  for (const Op& op : ops) n += op.kind == OpKind::recv && op.peer == peer ? 1 : 0;
+  return n;
+}
+
+std::string Schedule::dump() const {
+  std::string out = std::to_string(ops.size()) + " ops, " + std::to_string(rounds) +
+                    " rounds, scratch " + std::to_string(scratch_bytes) + " bytes\n";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    out += "  #" + std::to_string(i) + " ";
+    switch (op.kind) {
+      case OpKind::send:
+        out += "send -> " + std::to_string(op.peer) + " " + region_text(op.src);
+        break;
+      case OpKind::recv:
+        out += "recv <- " + std::to_string(op.peer) + " " + region_text(op.dst);
+        break;
+      case OpKind::copy:
+        out += "copy " + region_text(op.src) + " -> " + region_text(op.dst);
+        break;
+    }
+    if (op.kind != OpKind::copy) {
+      out += " lane " + std::to_string(op.lane) + " msg " + std::to_string(op.msg) + " round " +
+             std::to_string(op.round);
+    }
+    if (!op.deps.empty()) {
+      out += " after ";
+      for (std::size_t d = 0; d < op.deps.size(); ++d) {
+        if (d > 0) out += ",";
+        out += "#" + std::to_string(op.deps[d]);
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,73 @@
+// The schedule IR: for one rank and one collective call, a small DAG of operations over symbolic
+// buffer regions. Three readers: the executor (lib/) runs it over the transport, the simulator
+// (algos/simulator) runs all ranks symbolically, and the cost model prices it.
+//
+// Message matching: the j-th Send from rank a to rank b matches the j-th Recv at b from a
+// (counted in schedule order). `finalize()` numbers them into Op::msg.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace lanes::algos {
+
+enum class Collective : std::uint8_t { bcast, scatter, alltoall, allgather, gather };
+const char* to_string(Collective c);
+
+// Buffers a schedule refers to. For bcast the data lives in `recv` at every rank (the root's
+// input too); scatter: the root's `send` holds size blocks, `recv` one block; alltoall: `send`
+// and `recv` hold size blocks each.
+enum class Buffer : std::uint8_t { send, recv, scratch };
+const char* to_string(Buffer b);
+
+struct Region {
+  Buffer buffer = Buffer::recv;
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+  bool operator==(const Region&) const = default;
+};
+
+enum class OpKind : std::uint8_t { send, recv, copy };
+
+using OpId = std::uint32_t;
+
+struct Op {
+  OpKind kind = OpKind::copy;
+  int peer = -1;         // send/recv: communicator rank of the other side
+  int lane = 0;          // send/recv: lane to use when the peer is on another node
+  Region src;            // send, copy
+  Region dst;            // recv, copy
+  std::uint32_t msg = 0;  // send/recv: index among messages between this pair (see finalize)
+  int round = 0;         // the algorithm's communication round (for the simulator's checks)
+  std::vector<OpId> deps;  // ops of this schedule that must complete before this one starts
+};
+
+struct Schedule {
+  std::vector<Op> ops;
+  std::size_t scratch_bytes = 0;
+  int rounds = 0;  // number of communication rounds the algorithm claims for this rank
+
+  OpId send(int peer, int lane, Region src, std::vector<OpId> deps = {}, int round = 0);
+  OpId recv(int peer, int lane, Region dst, std::vector<OpId> deps = {}, int round = 0);
+  OpId copy(Region src, Region dst, std::vector<OpId> deps = {});
+  // Numbers messages per peer and direction; call once when the schedule is complete.
+  void finalize();
+  // Messages this rank sends to / receives from `peer` (after finalize).
+  std::uint32_t sends_to(int peer) const;
+  std::uint32_t recvs_from(int peer) const;
+  std::string dump() const;  // human-readable, for tests and LANES_INFO=2
+};
+
+// What an algorithm is asked to build. `bytes`: bcast: the data; scatter/alltoall/allgather/
+// gather: one block.
+struct CollArgs {
+  Collective coll = Collective::bcast;
+  int rank = 0;
+  int root = 0;
+  std::size_t bytes = 0;
+};
+
+}  // namespace lanes::algos

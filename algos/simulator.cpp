@@ -1,0 +1,661 @@
+#include "algos/simulator.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace lanes::algos {
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+// Input bytes: `stream` is a rank (its send buffer, or the bcast root's data); byte `offset` of
+// a stream is byte offset % 8 of a 64-bit hash of (stream, offset / 8). Scratch poison uses
+// negative streams, which no input uses.
+std::uint64_t mix(std::int64_t stream, std::uint64_t word) {
+  std::uint64_t h = static_cast<std::uint64_t>(stream) * 0x9E3779B97F4A7C15ULL +
+                    word * 0xBF58476D1CE4E5B9ULL + 0x94D049BB133111EBULL;
+  h ^= h >> 31;
+  h *= 0xD6E8FEB86659FD93ULL;
+  h ^= h >> 32;
+  return h;
+}
+
+// Writes bytes [offset, offset + n) of `stream` to `out`, each xor-ed with `flip`.
+void fill_pattern(std::int64_t stream, std::size_t offset, std::uint8_t* out, std::size_t n,
+                  std::uint8_t flip = 0) {
+  const std::uint64_t flip_word = 0x0101010101010101ULL * flip;
+  std::size_t i = 0;
+  // Whole words at once where byte order allows; the byte loop defines the pattern.
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; i < n && (offset + i) % 8 != 0; ++i) {
+      out[i] =
+          static_cast<std::uint8_t>(mix(stream, (offset + i) / 8) >> (8 * ((offset + i) % 8))) ^
+          flip;
+    }
+    for (; i + 8 <= n; i += 8) {
+      const std::uint64_t h = mix(stream, (offset + i) / 8) ^ flip_word;
+      std::memcpy(out + i, &h, 8);
+    }
+  }
+  for (; i < n; ++i) {
+    out[i] =
+        static_cast<std::uint8_t>(mix(stream, (offset + i) / 8) >> (8 * ((offset + i) % 8))) ^ flip;
+  }
+}
+
+struct Sizes {
+  std::size_t send = 0;
+  std::size_t recv = 0;
+};
+
+Sizes buffer_sizes(Collective coll, int p, int rank, int root, std::size_t bytes) {
+  const std::size_t all = static_cast<std::size_t>(p) * bytes;
+  switch (coll) {
+    case Collective::bcast:
+      return {0, bytes};
+    case Collective::scatter:
+      return {rank == root ? all : 0, bytes};
+    case Collective::alltoall:
+      return {all, all};
+    case Collective::allgather:
+      return {bytes, all};
+    case Collective::gather:
+      return {bytes, rank == root ? all : 0};
+  }
+  return {};
+}
+
+// Where byte `offset` of `rank`'s receive buffer comes from by the collective's definition.
+struct Origin {
+  int rank = 0;
+  std::size_t offset = 0;
+};
+
+Origin origin_of(Collective coll, int rank, int root, std::size_t bytes, std::size_t offset) {
+  const auto r = static_cast<std::size_t>(rank);
+  switch (coll) {
+    case Collective::bcast:
+      return {root, offset};
+    case Collective::scatter:
+      return {root, r * bytes + offset};
+    case Collective::alltoall:
+      return {static_cast<int>(offset / bytes), r * bytes + offset % bytes};
+    case Collective::allgather:
+    case Collective::gather:
+      return {static_cast<int>(offset / bytes), offset % bytes};
+  }
+  return {};
+}
+
+std::string region_text(const Region& r) {
+  return std::string(to_string(r.buffer)) + "[" + std::to_string(r.offset) + ",+" +
+         std::to_string(r.bytes) + ")";
+}
+
+std::string op_text(const Op& op) {
+  switch (op.kind) {
+    case OpKind::send:
+      return "send to " + std::to_string(op.peer) + " (msg " + std::to_string(op.msg) + ", " +
+             region_text(op.src) + ")";
+    case OpKind::recv:
+      return "recv from " + std::to_string(op.peer) + " (msg " + std::to_string(op.msg) + ", " +
+             region_text(op.dst) + ")";
+    case OpKind::copy:
+      return "copy " + region_text(op.src) + " -> " + region_text(op.dst);
+  }
+  return "?";
+}
+
+std::string at(int rank, std::size_t op) {
+  return "rank " + std::to_string(rank) + " op " + std::to_string(op) + ": ";
+}
+
+std::string hex(std::uint8_t v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%02x", v);
+  return buf;
+}
+
+bool overlaps(const Region& a, const Region& b) {
+  return a.buffer == b.buffer && a.bytes > 0 && b.bytes > 0 && a.offset < b.offset + b.bytes &&
+         b.offset < a.offset + a.bytes;
+}
+
+class Simulation {
+ public:
+  Simulation(Collective coll, const Layout& layout, int root, std::size_t bytes,
+             const std::vector<Schedule>& schedules)
+      : coll_(coll),
+        layout_(layout),
+        root_(root),
+        bytes_(bytes),
+        scheds_(schedules),
+        p_(layout.size) {}
+
+  SimResult run() {
+    SimResult result;
+    if (!check_layout() || !check_ops() || !match() || !check_races() || !execute() ||
+        !check_output()) {
+      result.error = error_;
+      return result;
+    }
+    result.ok = true;
+    for (const Schedule& s : scheds_) result.max_rounds = std::max(result.max_rounds, s.rounds);
+    for (int r = 0; r < p_; ++r) {
+      const auto& ops = scheds_[r].ops;
+      for (const Op& op : ops) {
+        if (op.kind != OpKind::send) continue;
+        ++result.messages;
+        result.bytes_moved += op.src.bytes;
+        if (!layout_.same_node(r, op.peer)) result.offnode_bytes += op.src.bytes;
+      }
+    }
+    return result;
+  }
+
+ private:
+  bool fail(std::string why) {
+    error_ = std::move(why);
+    return false;
+  }
+
+  std::size_t buffer_size(int rank, Buffer b) const {
+    switch (b) {
+      case Buffer::send:
+        return sizes_[rank].send;
+      case Buffer::recv:
+        return sizes_[rank].recv;
+      case Buffer::scratch:
+        return scheds_[rank].scratch_bytes;
+    }
+    return 0;
+  }
+
+  Bytes& buffer(int rank, Buffer b) {
+    switch (b) {
+      case Buffer::send:
+        return send_[rank];
+      case Buffer::recv:
+        return recv_[rank];
+      case Buffer::scratch:
+        break;
+    }
+    return scratch_[rank];
+  }
+
+  bool check_layout() {
+    const auto n = static_cast<std::size_t>(p_);
+    if (p_ < 1 || layout_.node_of.size() != n || layout_.local_rank_of.size() != n ||
+        layout_.lane_of.size() != n) {
+      return fail("layout: size " + std::to_string(p_) + " does not match its per-rank tables");
+    }
+    for (int r = 0; r < p_; ++r) {
+      if (layout_.node_of[r] < 0 || layout_.node_of[r] >= layout_.num_nodes()) {
+        return fail("layout: rank " + std::to_string(r) + " has no valid node");
+      }
+      if (layout_.lane_of[r] < 0 || layout_.lane_of[r] >= layout_.num_lanes) {
+        return fail("layout: rank " + std::to_string(r) + " drives lane " +
+                    std::to_string(layout_.lane_of[r]) + " of " +
+                    std::to_string(layout_.num_lanes));
+      }
+    }
+    if (root_ < 0 || root_ >= p_) {
+      return fail("root " + std::to_string(root_) + " outside 0.." + std::to_string(p_ - 1));
+    }
+    if (scheds_.size() != n) {
+      return fail(std::to_string(scheds_.size()) + " schedules for " + std::to_string(p_) +
+                  " ranks");
+    }
+    sizes_.resize(n);
+    for (int r = 0; r < p_; ++r) sizes_[r] = buffer_sizes(coll_, p_, r, root_, bytes_);
+    return true;
+  }
+
+  bool check_region(int rank, std::size_t i, const Region& region, const char* role) {
+    const std::size_t size = buffer_size(rank, region.buffer);
+    if (region.offset > size || region.bytes > size - region.offset) {
+      return fail(at(rank, i) + role + " " + region_text(region) + " lies outside the " +
+                  to_string(region.buffer) + " buffer of " + std::to_string(size) + " bytes");
+    }
+    return true;
+  }
+
+  // Per op: deps, peers, lanes, rounds, regions and message numbering.
+  bool check_ops() {
+    std::vector<std::uint32_t> sent(static_cast<std::size_t>(p_));
+    std::vector<std::uint32_t> received(static_cast<std::size_t>(p_));
+    for (int r = 0; r < p_; ++r) {
+      const Schedule& s = scheds_[r];
+      std::fill(sent.begin(), sent.end(), 0);
+      std::fill(received.begin(), received.end(), 0);
+      for (std::size_t i = 0; i < s.ops.size(); ++i) {
+        const Op& op = s.ops[i];
+        for (OpId d : op.deps) {
+          if (d >= i) {
+            return fail(at(r, i) + "depends on op " + std::to_string(d) +
+                        ", which is not an earlier op");
+          }
+        }
+        if (op.kind == OpKind::copy) {
+          if (!check_region(r, i, op.src, "source") || !check_region(r, i, op.dst, "destination")) {
+            return false;
+          }
+          if (overlaps(op.src, op.dst)) {
+            return fail(at(r, i) + "copy source " + region_text(op.src) + " overlaps destination " +
+                        region_text(op.dst));
+          }
+        } else {
+          if (op.peer < 0 || op.peer >= p_) {
+            return fail(at(r, i) + op_text(op) + ": peer outside 0.." + std::to_string(p_ - 1));
+          }
+          if (op.peer == r) return fail(at(r, i) + op_text(op) + ": message to itself");
+          if (op.lane < 0 || op.lane >= layout_.num_lanes) {
+            return fail(at(r, i) + op_text(op) + ": lane " + std::to_string(op.lane) +
+                        " but the layout has " + std::to_string(layout_.num_lanes));
+          }
+          if (s.rounds > 0 && (op.round < 0 || op.round >= s.rounds)) {
+            return fail(at(r, i) + op_text(op) + ": round " + std::to_string(op.round) +
+                        " but the schedule claims " + std::to_string(s.rounds) + " rounds");
+          }
+          auto& counter = op.kind == OpKind::send ? sent[op.peer] : received[op.peer];
+          if (op.msg != counter) {
+            return fail(at(r, i) + op_text(op) + ": message number should be " +
+                        std::to_string(counter) + " (finalize() not called?)");
+          }
+          ++counter;
+          if (op.kind == OpKind::send && !check_region(r, i, op.src, "source")) return false;
+          if (op.kind == OpKind::recv && !check_region(r, i, op.dst, "destination")) return false;
+        }
+        if (op.kind != OpKind::send && op.dst.buffer == Buffer::send && op.dst.bytes > 0) {
+          return fail(at(r, i) + op_text(op) + ": writes into the send buffer, which is input");
+        }
+      }
+    }
+    return true;
+  }
+
+  // Pairs every send with its receive; fills the global op numbering used by execute().
+  bool match() {
+    base_.resize(static_cast<std::size_t>(p_) + 1, 0);
+    for (int r = 0; r < p_; ++r) base_[r + 1] = base_[r] + scheds_[r].ops.size();
+    if (base_[p_] >= kNone) return fail("too many ops to simulate");
+    partner_.assign(base_[p_], kNone);
+
+    // Per rank: receives keyed (peer << 32 | op index), sorted. Within one peer, op order is
+    // message order (check_ops verified the numbering), so message j is the j-th entry.
+    std::vector<std::size_t> first(static_cast<std::size_t>(p_) + 1, 0);
+    std::vector<std::uint64_t> keys;
+    for (int r = 0; r < p_; ++r) {
+      const auto& ops = scheds_[r].ops;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].kind == OpKind::recv) {
+          keys.push_back(static_cast<std::uint64_t>(ops[i].peer) << 32 | i);
+        }
+      }
+      first[r + 1] = keys.size();
+      std::sort(keys.begin() + static_cast<std::ptrdiff_t>(first[r]), keys.end());
+    }
+    std::vector<std::size_t> cursor(first.begin(), first.end() - 1);
+    for (int a = 0; a < p_; ++a) {
+      const auto& ops = scheds_[a].ops;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const Op& send = ops[i];
+        if (send.kind != OpKind::send) continue;
+        const int b = send.peer;
+        // Senders come in increasing order, so each rank's keys are walked once.
+        std::size_t& c = cursor[b];
+        while (c < first[b + 1] && keys[c] >> 32 < static_cast<std::uint64_t>(a)) ++c;
+        const std::size_t j = c + send.msg;
+        if (j >= first[b + 1] || keys[j] >> 32 != static_cast<std::uint64_t>(a)) {
+          return fail(at(a, i) + op_text(send) + " has no matching recv at rank " +
+                      std::to_string(b));
+        }
+        const auto k = static_cast<std::uint32_t>(keys[j]);
+        const Op& recv = scheds_[b].ops[k];
+        if (recv.dst.bytes != send.src.bytes) {
+          return fail(at(a, i) + op_text(send) + " sends " + std::to_string(send.src.bytes) +
+                      " bytes but its recv (rank " + std::to_string(b) + " op " +
+                      std::to_string(k) + ") expects " + std::to_string(recv.dst.bytes));
+        }
+        if (recv.lane != send.lane) {
+          return fail(at(a, i) + op_text(send) + " uses lane " + std::to_string(send.lane) +
+                      " but its recv (rank " + std::to_string(b) + " op " + std::to_string(k) +
+                      ") uses lane " + std::to_string(recv.lane));
+        }
+        const auto g = static_cast<std::uint32_t>(base_[a] + i);
+        const auto h = static_cast<std::uint32_t>(base_[b] + k);
+        partner_[g] = h;
+        partner_[h] = g;
+      }
+    }
+    for (int b = 0; b < p_; ++b) {
+      const auto& ops = scheds_[b].ops;
+      for (std::size_t k = 0; k < ops.size(); ++k) {
+        if (ops[k].kind == OpKind::recv && partner_[base_[b] + k] == kNone) {
+          return fail(at(b, k) + op_text(ops[k]) + " has no matching send at rank " +
+                      std::to_string(ops[k].peer));
+        }
+      }
+    }
+    return true;
+  }
+
+  // Two ops of one rank that touch overlapping bytes, one of them writing, must be ordered by
+  // deps; otherwise the result depends on timing.
+  bool check_races() {
+    struct Access {
+      std::size_t begin, end;
+      std::uint32_t op;
+      bool write;
+    };
+    std::vector<Access> accesses[3];
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> conflicts;  // (later op, earlier op)
+    std::vector<std::uint32_t> stamp;
+    std::vector<std::uint32_t> stack;
+    for (int r = 0; r < p_; ++r) {
+      const auto& ops = scheds_[r].ops;
+      for (auto& list : accesses) list.clear();
+      conflicts.clear();
+      const auto add = [&](const Region& region, std::size_t i, bool write) {
+        if (region.bytes == 0) return;
+        accesses[static_cast<int>(region.buffer)].push_back(
+            {region.offset, region.offset + region.bytes, static_cast<std::uint32_t>(i), write});
+      };
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].kind != OpKind::recv) add(ops[i].src, i, false);
+        if (ops[i].kind != OpKind::send) add(ops[i].dst, i, true);
+      }
+      // Sweep by start offset; reads are compared against writes only.
+      std::vector<Access> live_reads;
+      std::vector<Access> live_writes;
+      for (auto& list : accesses) {
+        if (std::none_of(list.begin(), list.end(), [](const Access& x) { return x.write; })) {
+          continue;  // reads only
+        }
+        std::sort(list.begin(), list.end(),
+                  [](const Access& x, const Access& y) { return x.begin < y.begin; });
+        live_reads.clear();
+        live_writes.clear();
+        const auto scan = [&](std::vector<Access>& live, const Access& x) {
+          std::size_t kept = 0;
+          for (const Access& y : live) {
+            if (y.end <= x.begin) continue;  // ended: later accesses start even further right
+            live[kept++] = y;
+            if (y.op != x.op) conflicts.emplace_back(std::max(x.op, y.op), std::min(x.op, y.op));
+          }
+          live.resize(kept);
+        };
+        for (const Access& x : list) {
+          scan(live_writes, x);
+          if (x.write) scan(live_reads, x);
+          (x.write ? live_writes : live_reads).push_back(x);
+        }
+      }
+      if (conflicts.empty()) continue;
+      std::sort(conflicts.begin(), conflicts.end());
+      stamp.assign(ops.size(), kNone);
+      for (std::size_t c = 0; c < conflicts.size();) {
+        // All earlier ops that conflict with `later`; a dep path from `later` to one of them only
+        // passes through ops in between (deps point to earlier ops).
+        const std::uint32_t later = conflicts[c].first;
+        std::size_t end = c;
+        std::uint32_t lowest = later;
+        while (end < conflicts.size() && conflicts[end].first == later) {
+          lowest = std::min(lowest, conflicts[end].second);
+          ++end;
+        }
+        stack.assign(1, later);
+        stamp[later] = later;
+        while (!stack.empty()) {
+          const std::uint32_t o = stack.back();
+          stack.pop_back();
+          for (OpId d : ops[o].deps) {
+            if (d >= lowest && stamp[d] != later) {
+              stamp[d] = later;
+              stack.push_back(d);
+            }
+          }
+        }
+        for (; c < end; ++c) {
+          const std::uint32_t earlier = conflicts[c].second;
+          if (stamp[earlier] != later) {
+            return fail(at(r, later) + op_text(ops[later]) + " races with op " +
+                        std::to_string(earlier) + " (" + op_text(ops[earlier]) +
+                        "): overlapping bytes, one of them written, and no dependency");
+          }
+        }
+      }
+    }
+    return true;
+  }
+
+  void fill_buffers() {
+    send_.resize(static_cast<std::size_t>(p_));
+    recv_.resize(static_cast<std::size_t>(p_));
+    scratch_.resize(static_cast<std::size_t>(p_));
+    for (int r = 0; r < p_; ++r) {
+      send_[r].resize(sizes_[r].send);
+      fill_pattern(r, 0, send_[r].data(), send_[r].size());
+      // Outputs start as the complement of what they should end as: no byte is right by luck.
+      const bool input = coll_ == Collective::bcast && r == root_;
+      fill_expected(r, recv_[r], input ? 0 : 0xff);
+      scratch_[r].resize(scheds_[r].scratch_bytes);
+      fill_pattern(-1 - r, 0, scratch_[r].data(), scratch_[r].size());
+    }
+  }
+
+  // What `rank`'s receive buffer holds by the collective's definition (each byte xor `flip`).
+  void fill_expected(int rank, Bytes& out, std::uint8_t flip = 0) const {
+    out.resize(sizes_[rank].recv);
+    // Every block comes from one contiguous stretch of one rank's input.
+    for (std::size_t x = 0; x < out.size();) {
+      const Origin o = origin_of(coll_, rank, root_, bytes_, x);
+      const std::size_t run = bytes_ - x % bytes_;
+      fill_pattern(o.rank, o.offset, out.data() + x, run, flip);
+      x += run;
+    }
+  }
+
+  void move_bytes(int from_rank, const Region& src, int to_rank, const Region& dst) {
+    if (src.bytes == 0) return;
+    const Bytes& from = buffer(from_rank, src.buffer);
+    Bytes& to = buffer(to_rank, dst.buffer);
+    std::memmove(to.data() + dst.offset, from.data() + src.offset, src.bytes);
+  }
+
+  // Runs all ranks: an op starts once its deps completed; a copy completes at once; a send and
+  // its recv complete together once both started (rendezvous).
+  bool execute() {
+    fill_buffers();
+    enum : std::uint8_t { kWaiting, kStarted, kDone };
+    // What the run touches per op, in one record: it visits the ops of all ranks in an order that
+    // defeats the caches, and one record costs one miss where separate tables cost several.
+    struct Node {
+      std::size_t offset = 0;  // send: source; recv: destination; copy: unused
+      std::size_t bytes = 0;
+      std::uint32_t partner = kNone;
+      std::uint32_t pending = 0;
+      std::uint32_t first_dependent = 0;
+      int rank = 0;
+      OpKind kind = OpKind::copy;
+      Buffer buffer = Buffer::recv;
+      std::uint8_t state = kWaiting;
+    };
+    const std::size_t total = base_[p_];
+    std::vector<Node> nodes(total + 1);
+    for (int r = 0; r < p_; ++r) {
+      const auto& ops = scheds_[r].ops;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const Op& op = ops[i];
+        Node& n = nodes[base_[r] + i];
+        const Region& region = op.kind == OpKind::send ? op.src : op.dst;
+        n.offset = region.offset;
+        n.bytes = region.bytes;
+        n.buffer = region.buffer;
+        n.partner = partner_[base_[r] + i];
+        n.pending = static_cast<std::uint32_t>(op.deps.size());
+        n.rank = r;
+        n.kind = op.kind;
+        for (OpId d : op.deps) ++nodes[base_[r] + d + 1].first_dependent;
+      }
+    }
+    for (std::size_t g = 0; g < total; ++g) {
+      nodes[g + 1].first_dependent += nodes[g].first_dependent;
+    }
+    std::vector<std::uint32_t> dependents(nodes[total].first_dependent);
+    {
+      std::vector<std::uint32_t> fill(total);
+      for (std::size_t g = 0; g < total; ++g) fill[g] = nodes[g].first_dependent;
+      for (int r = 0; r < p_; ++r) {
+        const auto& ops = scheds_[r].ops;
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          for (OpId d : ops[i].deps) {
+            dependents[fill[base_[r] + d]++] = static_cast<std::uint32_t>(base_[r] + i);
+          }
+        }
+      }
+    }
+    std::vector<std::uint32_t> ready;
+    for (std::size_t g = total; g-- > 0;) {
+      if (nodes[g].pending == 0) ready.push_back(static_cast<std::uint32_t>(g));
+    }
+    std::size_t done = 0;
+    const auto complete = [&](std::uint32_t g) {
+      nodes[g].state = kDone;
+      ++done;
+      for (std::uint32_t k = nodes[g].first_dependent; k < nodes[g + 1].first_dependent; ++k) {
+        if (--nodes[dependents[k]].pending == 0) ready.push_back(dependents[k]);
+      }
+    };
+    while (!ready.empty()) {
+      const std::uint32_t g = ready.back();
+      ready.pop_back();
+      Node& n = nodes[g];
+      if (n.kind == OpKind::copy) {
+        const Op& op = scheds_[n.rank].ops[g - base_[n.rank]];
+        move_bytes(n.rank, op.src, n.rank, op.dst);
+        complete(g);
+        continue;
+      }
+      n.state = kStarted;
+      const Node& m = nodes[n.partner];
+      if (m.state != kStarted) continue;
+      const Node& from = n.kind == OpKind::send ? n : m;
+      const Node& to = n.kind == OpKind::send ? m : n;
+      if (from.bytes > 0) {
+        std::memmove(buffer(to.rank, to.buffer).data() + to.offset,
+                     buffer(from.rank, from.buffer).data() + from.offset, from.bytes);
+      }
+      complete(g);
+      complete(n.partner);
+    }
+    if (done == total) return true;
+
+    // Deadlock: list the blocked send/recvs (started, partner not started) and the stuck ranks.
+    std::string blocked;
+    std::string ranks;
+    int shown = 0;
+    int stuck_ranks = 0;
+    for (int r = 0; r < p_; ++r) {
+      bool stuck = false;
+      for (std::size_t g = base_[r]; g < base_[r + 1]; ++g) {
+        if (nodes[g].state == kDone) continue;
+        stuck = true;
+        if (nodes[g].state != kStarted) continue;
+        if (shown++ < 4) {
+          const Node& other = nodes[nodes[g].partner];
+          blocked += std::string(blocked.empty() ? "" : "; ") + at(r, g - base_[r]) +
+                     op_text(scheds_[r].ops[g - base_[r]]) + " waits for rank " +
+                     std::to_string(other.rank) + " op " +
+                     std::to_string(nodes[g].partner - base_[other.rank]) + " (" +
+                     (other.kind == OpKind::send ? "send" : "recv") + "), which cannot start";
+        }
+      }
+      if (stuck && stuck_ranks++ < 16) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    }
+    if (shown > 4) blocked += "; and " + std::to_string(shown - 4) + " more";
+    if (stuck_ranks > 16) ranks += ",...";
+    return fail("deadlock: " + blocked + " (" + std::to_string(total - done) + " of " +
+                std::to_string(total) + " ops cannot complete; stuck ranks " + ranks + ")");
+  }
+
+  bool check_output() {
+    Bytes want;
+    for (int r = 0; r < p_; ++r) {
+      const Bytes& got = recv_[r];
+      fill_expected(r, want);
+      if (got == want) continue;
+      std::size_t x = 0;
+      while (got[x] == want[x]) ++x;
+      const Origin o = origin_of(coll_, r, root_, bytes_, x);
+      std::string writer = "no op writes it";
+      const auto& ops = scheds_[r].ops;
+      const Region probe{Buffer::recv, x, 1};
+      for (std::size_t i = ops.size(); i-- > 0;) {
+        if (ops[i].kind != OpKind::send && overlaps(ops[i].dst, probe)) {
+          writer = "last written by op " + std::to_string(i) + " (" + op_text(ops[i]) + ")";
+          break;
+        }
+      }
+      return fail("rank " + std::to_string(r) + ": recv byte " + std::to_string(x) + " is " +
+                  hex(got[x]) + " but should be " + hex(want[x]) + ", byte " +
+                  std::to_string(o.offset) + " of rank " + std::to_string(o.rank) + "'s input; " +
+                  writer);
+    }
+    return true;
+  }
+
+  Collective coll_;
+  const Layout& layout_;
+  int root_;
+  std::size_t bytes_;
+  const std::vector<Schedule>& scheds_;
+  int p_;
+  std::string error_;
+  std::vector<Sizes> sizes_;
+  std::vector<std::size_t> base_;       // rank -> index of its first op in the global numbering
+  std::vector<std::uint32_t> partner_;  // global op -> its matching send/recv
+  std::vector<Bytes> send_, recv_, scratch_;
+};
+
+}  // namespace
+
+SimResult simulate_schedules(Collective coll, const Layout& layout, int root, std::size_t bytes,
+                             const std::vector<Schedule>& schedules) {
+  return Simulation(coll, layout, root, bytes, schedules).run();
+}
+
+SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes) {
+  SimResult result;
+  if (root < 0 || root >= layout.size) {
+    result.error =
+        "root " + std::to_string(root) + " outside 0.." + std::to_string(layout.size - 1);
+    return result;
+  }
+  if (algo.applicable != nullptr && !algo.applicable(layout)) {
+    result.error = std::string(algo.name) + " does not apply to " + layout.describe();
+    return result;
+  }
+  std::vector<Schedule> schedules(static_cast<std::size_t>(layout.size));
+  for (int r = 0; r < layout.size; ++r) {
+    try {
+      schedules[r] = algo.build(layout, CollArgs{algo.coll, r, root, bytes});
+    } catch (const std::exception& e) {
+      result.error = "rank " + std::to_string(r) + ": building " + std::string(algo.name) +
+                     " failed: " + e.what();
+      return result;
+    }
+  }
+  return simulate_schedules(algo.coll, layout, root, bytes, schedules);
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,32 @@
+// Runs every rank's schedule of one collective call symbolically, moving real bytes between
+// simulated buffers, and checks: each send matched by exactly one receive of equal size on the
+// same lane, no deadlock (sends complete only when their receive is posted: rendezvous), no region
+// outside its buffer, and every rank's output equal to the collective's definition.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algos/layout.hpp"
+#include "algos/registry.hpp"
+#include "algos/schedule.hpp"
+
+namespace lanes::algos {
+
+struct SimResult {
+  bool ok = false;
+  std::string error;  // first problem found, naming rank and op
+  int max_rounds = 0;  // largest Schedule::rounds over ranks
+  std::size_t messages = 0;
+  std::size_t bytes_moved = 0;   // over all messages
+  std::size_t offnode_bytes = 0;  // messages between different nodes
+};
+
+// Builds the schedules with `algo` for every rank and simulates them.
+SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes);
+
+// Simulates already-built schedules (one per rank).
+SimResult simulate_schedules(Collective coll, const Layout& layout, int root, std::size_t bytes,
+                             const std::vector<Schedule>& schedules);
+
+}  // namespace lanes::algos

@@ -1,0 +1,361 @@
+#include "lib/comm_impl.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <lanes/error.hpp>
+
+#include "algos/registry.hpp"
+#include "lib/executor.hpp"
+#include "lib/runtime_impl.hpp"
+
+namespace lanes::detail {
+
+using algos::Collective;
+
+CommImpl::CommImpl(std::shared_ptr<RuntimeImpl> runtime, algos::Layout layout, int rank,
+                   std::vector<int> world_rank_of, std::uint32_t id)
+    : runtime_(std::move(runtime)),
+      layout_(std::move(layout)),
+      rank_(rank),
+      world_rank_of_(std::move(world_rank_of)),
+      id_(id) {
+  const auto n = static_cast<std::size_t>(layout_.node_size_of(rank_));
+  node_sent_.assign(n, 0);
+  node_recvd_.assign(n, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node shared memory: the node's first rank creates the segment and lays out the channels; the
+// name travels through `exchange`; everyone maps it and says so; then the name is removed, so
+// nothing stays in /dev/shm whatever happens later.
+namespace {
+constexpr std::size_t kNameBytes = 64;
+}
+
+void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
+                                  int exchange_rank_of_leader, bool want_cma, bool probe_cma) {
+  const int n = layout_.node_size_of(rank_);
+  const bool shared = n > 1;
+  const bool leader = shared && local_rank() == 0;
+  const transport::ChannelGeometry geometry = transport::default_geometry(n);
+  const std::size_t bytes = transport::channel_segment_bytes(geometry);
+  cma_ = want_cma;
+
+  char mine[kNameBytes] = {};
+  if (leader) {
+    channels_ = std::make_unique<transport::NodeChannels>(transport::ShmSegment::create(bytes), 0,
+                                                          geometry, true, want_cma);
+    std::snprintf(mine, sizeof mine, "%s", channels_->name().c_str());
+  }
+  std::vector<char> names(kNameBytes * static_cast<std::size_t>(exchange_size));
+  exchange(mine, names.data(), kNameBytes);
+  if (shared && !leader) {
+    const std::string name(&names[kNameBytes * static_cast<std::size_t>(exchange_rank_of_leader)]);
+    channels_ = std::make_unique<transport::NodeChannels>(transport::ShmSegment::attach(name, bytes),
+                                                          local_rank(), geometry, false, want_cma);
+  }
+  if (channels_) channels_->publish_self();
+  char dummy = 0;
+  std::vector<char> sink(static_cast<std::size_t>(exchange_size));
+  exchange(&dummy, sink.data(), 1);
+  if (leader) channels_->unlink();
+  if (probe_cma) {
+    if (channels_) channels_->probe_cma();
+    exchange(&dummy, sink.data(), 1);
+  }
+}
+
+std::uint64_t CommImpl::claim_node_sends(int local_peer, std::uint32_t count) {
+  auto& c = node_sent_[static_cast<std::size_t>(local_peer)];
+  const std::uint64_t base = c;
+  c += count;
+  return base;
+}
+
+std::uint64_t CommImpl::claim_node_recvs(int local_peer, std::uint32_t count) {
+  auto& c = node_recvd_[static_cast<std::size_t>(local_peer)];
+  const std::uint64_t base = c;
+  c += count;
+  return base;
+}
+
+void CommImpl::mark_broken(const std::string& why) {
+  if (broken_.empty()) broken_ = why;
+}
+
+void CommImpl::check_usable() const {
+  runtime_->check_alive();
+  if (!broken_.empty()) {
+    throw Error(Errc::peer_failure,
+                "this communicator is unusable after an earlier failure (" + broken_ + ")");
+  }
+}
+
+void CommImpl::release() noexcept {
+  channels_.reset();
+  cache_.clear();
+}
+
+// ---------------------------------------------------------------------------------------------
+std::string CommImpl::choose_algorithm(Collective coll, const CallOptions& options) const {
+  const Config& cfg = runtime_->config();
+  std::string name = options.algorithm;
+  const char* source = "CallOptions::algorithm";
+  if (name.empty() || name == "auto") {
+    switch (coll) {
+      case Collective::bcast: name = cfg.bcast_algorithm, source = "LANES_BCAST_ALGORITHM"; break;
+      case Collective::scatter:
+        name = cfg.scatter_algorithm, source = "LANES_SCATTER_ALGORITHM";
+        break;
+      case Collective::alltoall:
+        name = cfg.alltoall_algorithm, source = "LANES_ALLTOALL_ALGORITHM";
+        break;
+      default: name = "auto"; break;
+    }
+  }
+  const char* fallback = coll == Collective::bcast       ? "binomial"
+                         : coll == Collective::scatter   ? "binomial"
+                         : coll == Collective::alltoall  ? "pairwise"
+                                                         : "linear";
+  if (name == "auto") name = fallback;
+  const algos::Algorithm* algo = algos::find_algorithm(coll, name);
+  if (algo == nullptr) {
+    throw Error(Errc::invalid_argument, std::string(source) + "='" + name + "' is not a " +
+                                            algos::to_string(coll) + " algorithm; available: " +
+                                            algos::algorithm_names(coll));
+  }
+  if (algo->applicable != nullptr && !algo->applicable(layout_)) {
+    if (runtime_->config().info > 0 && rank_ == 0) {
+      std::fprintf(stderr, "lanes: %s '%s' does not apply to %s; using %s\n",
+                   algos::to_string(coll), name.c_str(), layout_.describe().c_str(), fallback);
+    }
+    name = fallback;
+  }
+  return name;
+}
+
+std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, int root,
+                                                              std::size_t bytes,
+                                                              const std::string& algorithm) {
+  const CacheKey key{static_cast<int>(coll), root, bytes, algorithm};
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
+  if (algo == nullptr) throw Error(Errc::internal, "unknown algorithm " + algorithm);
+  algos::CollArgs args;
+  args.coll = coll;
+  args.rank = rank_;
+  args.root = root;
+  args.bytes = bytes;
+  algos::Schedule sched = algo->build(layout_, args);
+  sched.finalize();
+  auto prepared = prepare(*this, std::move(sched), algorithm);
+  if (runtime_->config().info > 0 && rank_ == 0 && coll != Collective::allgather) {
+    std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s\n", algos::to_string(coll),
+                 bytes, root, layout_.describe().c_str(), algorithm.c_str());
+  }
+  if (cache_.size() >= 256) cache_.clear();  // bound memory for programs with many shapes
+  cache_.emplace(key, prepared);
+  return prepared;
+}
+
+void CommImpl::run(Collective coll, int root, std::size_t bytes, const std::byte* send,
+                   std::byte* recv, const std::string& algorithm) {
+  auto prepared = schedule_for(coll, root, bytes, algorithm);
+  Execution ex(*this, std::move(prepared), send, recv);
+  try {
+    runtime_->wait(ex);
+  } catch (const Error& e) {
+    mark_broken(e.what());
+    throw;
+  }
+}
+
+void CommImpl::exchange(const void* mine, void* all, std::size_t bytes) {
+  run(Collective::allgather, 0, bytes, static_cast<const std::byte*>(mine),
+      static_cast<std::byte*>(all), "linear");
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+struct Signature {
+  std::uint32_t coll;
+  std::int32_t root;
+  std::uint64_t bytes;
+  std::uint32_t has_error;
+  char algorithm[32];
+};
+
+std::string describe_call(const Signature& s) {
+  const auto coll = static_cast<Collective>(s.coll);
+  std::string text = std::string(algos::to_string(coll)) + "(";
+  if (coll != Collective::alltoall) text += "root " + std::to_string(s.root) + ", ";
+  text += std::to_string(s.bytes) + (coll == Collective::bcast ? " bytes" : " bytes per block");
+  return text + ", algorithm " + s.algorithm + ")";
+}
+
+bool overlap(const std::byte* a, std::size_t an, const std::byte* b, std::size_t bn) {
+  return an > 0 && bn > 0 && a < b + bn && b < a + an;
+}
+
+}  // namespace
+
+void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::string& algorithm,
+                     const std::string& local_error) {
+  Signature mine{};
+  mine.coll = static_cast<std::uint32_t>(coll);
+  mine.root = root;
+  mine.bytes = bytes;
+  mine.has_error = local_error.empty() ? 0 : 1;
+  std::snprintf(mine.algorithm, sizeof mine.algorithm, "%s", algorithm.c_str());
+  std::vector<Signature> all(static_cast<std::size_t>(size()));
+  exchange(&mine, all.data(), sizeof mine);
+  for (int r = 0; r < size(); ++r) {
+    if (all[static_cast<std::size_t>(r)].has_error != 0) {
+      throw Error(Errc::invalid_argument,
+                  r == rank_ ? std::string(algos::to_string(coll)) + ": " + local_error
+                             : "rank " + std::to_string(r) + " passed invalid arguments to " +
+                                   algos::to_string(coll) + " (LANES_CHECK=1; its error says which)");
+    }
+  }
+  const Signature& ref = all.front();
+  for (int r = 1; r < size(); ++r) {
+    const Signature& s = all[static_cast<std::size_t>(r)];
+    if (s.coll != ref.coll || s.root != ref.root || s.bytes != ref.bytes ||
+        std::strncmp(s.algorithm, ref.algorithm, sizeof s.algorithm) != 0) {
+      throw Error(Errc::mismatch, "collective mismatch (LANES_CHECK=1): rank 0 called " +
+                                      describe_call(ref) + " but rank " + std::to_string(r) +
+                                      " called " + describe_call(s));
+    }
+  }
+}
+
+void CommImpl::bcast(std::span<std::byte> data, int root, const CallOptions& options) {
+  check_usable();
+  std::string err;
+  if (root < 0 || root >= size()) {
+    err = "root " + std::to_string(root) + " is out of range for a communicator of size " +
+          std::to_string(size()) + " (valid: 0.." + std::to_string(size() - 1) + ")";
+  } else if (data.data() == nullptr && !data.empty()) {
+    err = "data is null but its size is " + std::to_string(data.size()) + " bytes";
+  }
+  const std::string algorithm = choose_algorithm(Collective::bcast, options);
+  if (runtime_->config().check) agree(Collective::bcast, root, data.size(), algorithm, err);
+  if (!err.empty()) throw Error(Errc::invalid_argument, "bcast: " + err);
+  if (size() == 1 || data.empty()) return;
+  run(Collective::bcast, root, data.size(), nullptr, data.data(), algorithm);
+}
+
+void CommImpl::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                       const CallOptions& options) {
+  check_usable();
+  std::string err;
+  const auto p = static_cast<std::size_t>(size());
+  std::size_t total = 0;
+  if (root < 0 || root >= size()) {
+    err = "root " + std::to_string(root) + " is out of range for a communicator of size " +
+          std::to_string(size()) + " (valid: 0.." + std::to_string(size() - 1) + ")";
+  } else if (recv.data() == nullptr && !recv.empty()) {
+    err = "recv is null but its size is " + std::to_string(recv.size()) + " bytes";
+  } else if (rank_ == root) {
+    if (__builtin_mul_overflow(p, recv.size(), &total) || send.size() != total) {
+      err = "at the root, send must hold size() * recv.size() = " + std::to_string(p) + " * " +
+            std::to_string(recv.size()) + " bytes but holds " + std::to_string(send.size());
+    } else if (send.data() == nullptr && !send.empty()) {
+      err = "send is null but its size is " + std::to_string(send.size()) + " bytes";
+    } else if (overlap(send.data(), send.size(), recv.data(), recv.size())) {
+      err = "send and recv overlap: pass separate buffers";
+    }
+  }
+  const std::string algorithm = choose_algorithm(Collective::scatter, options);
+  if (runtime_->config().check) agree(Collective::scatter, root, recv.size(), algorithm, err);
+  if (!err.empty()) throw Error(Errc::invalid_argument, "scatter: " + err);
+  if (recv.empty()) return;
+  run(Collective::scatter, root, recv.size(), rank_ == root ? send.data() : nullptr, recv.data(),
+      algorithm);
+}
+
+void CommImpl::alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                        const CallOptions& options) {
+  check_usable();
+  std::string err;
+  const auto p = static_cast<std::size_t>(size());
+  if (send.size() != recv.size()) {
+    err = "send holds " + std::to_string(send.size()) + " bytes but recv holds " +
+          std::to_string(recv.size()) + ": both must hold size() equal blocks";
+  } else if (send.size() % p != 0) {
+    err = "send holds " + std::to_string(send.size()) + " bytes, not divisible into size() = " +
+          std::to_string(p) + " equal blocks";
+  } else if ((send.data() == nullptr || recv.data() == nullptr) && !send.empty()) {
+    err = std::string(send.data() == nullptr ? "send" : "recv") + " is null but its size is " +
+          std::to_string(send.size()) + " bytes";
+  } else if (overlap(send.data(), send.size(), recv.data(), recv.size())) {
+    err = "send and recv overlap: pass separate buffers";
+  }
+  const std::size_t block = send.size() / p;
+  const std::string algorithm = choose_algorithm(Collective::alltoall, options);
+  if (runtime_->config().check) agree(Collective::alltoall, 0, block, algorithm, err);
+  if (!err.empty()) throw Error(Errc::invalid_argument, "alltoall: " + err);
+  if (block == 0) return;
+  run(Collective::alltoall, 0, block, send.data(), recv.data(), algorithm);
+}
+
+// ---------------------------------------------------------------------------------------------
+std::shared_ptr<CommImpl> CommImpl::split(int color, int key) {
+  check_usable();
+  struct Entry {
+    std::int32_t color;
+    std::int32_t key;
+    std::uint32_t next_id;
+  };
+  const Entry mine{color, key, runtime_->next_comm_id()};
+  std::vector<Entry> all(static_cast<std::size_t>(size()));
+  exchange(&mine, all.data(), sizeof mine);
+  std::uint32_t id = 0;
+  for (const Entry& e : all) id = std::max(id, e.next_id);
+  runtime_->claim_comm_id(id);
+
+  std::shared_ptr<CommImpl> comm;
+  int leader_parent_rank = rank_;
+  if (color >= 0) {
+    std::vector<int> members;
+    for (int r = 0; r < size(); ++r) {
+      if (all[static_cast<std::size_t>(r)].color == color) members.push_back(r);
+    }
+    std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+      return all[static_cast<std::size_t>(a)].key < all[static_cast<std::size_t>(b)].key;
+    });
+    std::vector<int> labels, world;
+    int new_rank = 0;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const auto m = static_cast<std::size_t>(members[i]);
+      labels.push_back(layout_.node_of[m]);
+      world.push_back(world_rank_of_[m]);
+      if (members[i] == rank_) new_rank = static_cast<int>(i);
+    }
+    algos::Layout sub = algos::Layout::from_node_labels(labels, layout_.num_lanes);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      sub.lane_of[i] = layout_.lane_of[static_cast<std::size_t>(members[i])];  // same rail as before
+    }
+    const int leader_new = sub.node_ranks[static_cast<std::size_t>(
+                                              sub.node_of[static_cast<std::size_t>(new_rank)])]
+                               .front();
+    leader_parent_rank = members[static_cast<std::size_t>(leader_new)];
+    comm = std::make_shared<CommImpl>(runtime_, std::move(sub), new_rank, std::move(world), id);
+  }
+  // Every member of this communicator takes part in the same exchange rounds.
+  const ExchangeFn over_parent = [this](const void* m, void* a, std::size_t b) {
+    exchange(m, a, b);
+  };
+  if (comm) {
+    comm->open_node_channels(over_parent, size(), leader_parent_rank, cma(), false);
+    runtime_->track(comm);
+  } else {
+    CommImpl none(runtime_, algos::Layout::blocks(1, 1, 1), 0, {world_rank_of_[0]}, id);
+    none.open_node_channels(over_parent, size(), 0, false, false);
+  }
+  return comm;
+}
+
+}  // namespace lanes::detail

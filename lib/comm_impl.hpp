@@ -1,0 +1,100 @@
+// CommImpl: one communicator as this process sees it: its layout, the mapping to world ranks
+// (UCX endpoints are per world rank), the node's shared-memory channels, sequence numbers, and
+// the cache of prepared schedules.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <lanes/communicator.hpp>
+
+#include "algos/layout.hpp"
+#include "algos/schedule.hpp"
+#include "transport/shm/channels.hpp"
+
+namespace lanes::detail {
+
+class RuntimeImpl;
+struct PreparedSchedule;
+
+// Collective exchange of equal-sized blocks among a group (the bootstrap at start-up, the parent
+// communicator for a split).
+using ExchangeFn = std::function<void(const void* mine, void* all, std::size_t bytes)>;
+
+class CommImpl : public std::enable_shared_from_this<CommImpl> {
+ public:
+  CommImpl(std::shared_ptr<RuntimeImpl> runtime, algos::Layout layout, int rank,
+           std::vector<int> world_rank_of, std::uint32_t id);
+
+  // Creates the node's shared-memory channels. `exchange` runs over a group of `exchange_size`
+  // processes in which this node's leader has index `exchange_rank_of_leader`. Every member of
+  // that group must call this with the same `probe_cma` (the exchange rounds must match).
+  void open_node_channels(const ExchangeFn& exchange, int exchange_size,
+                          int exchange_rank_of_leader, bool want_cma, bool probe_cma);
+
+  const algos::Layout& layout() const { return layout_; }
+  int rank() const { return rank_; }
+  int size() const { return layout_.size; }
+  int world_rank(int rank) const { return world_rank_of_[static_cast<std::size_t>(rank)]; }
+  int local_rank() const { return layout_.local_rank_of[static_cast<std::size_t>(rank_)]; }
+  std::uint32_t id() const { return id_; }
+  RuntimeImpl& runtime() const { return *runtime_; }
+  transport::NodeChannels* channels() { return channels_.get(); }
+  bool cma() const { return channels_ ? channels_->cma() : cma_; }
+
+  // Claims the next collective sequence number and `count` message numbers to each local peer.
+  std::uint32_t next_seq() { return seq_++; }
+  std::uint64_t claim_node_sends(int local_peer, std::uint32_t count);
+  std::uint64_t claim_node_recvs(int local_peer, std::uint32_t count);
+
+  // Blocking collectives on raw bytes; `bytes` as in algos::CollArgs.
+  void run(algos::Collective coll, int root, std::size_t bytes, const std::byte* send,
+           std::byte* recv, const std::string& algorithm);
+  // Internal allgather of small records (splits, checks); not subject to LANES_CHECK.
+  void exchange(const void* mine, void* all, std::size_t bytes);
+
+  std::shared_ptr<CommImpl> split(int color, int key);
+
+  // After a failure the message numbering may be out of step with peers: refuse further use.
+  void mark_broken(const std::string& why);
+  void check_usable() const;
+  void release() noexcept;  // drops shared memory (at finalize)
+
+  // Public API entry points (validation, LANES_CHECK, selection).
+  void bcast(std::span<std::byte> data, int root, const CallOptions& options);
+  void scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+               const CallOptions& options);
+  void alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                const CallOptions& options);
+
+ private:
+  std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
+                                                      std::size_t bytes,
+                                                      const std::string& algorithm);
+  std::string choose_algorithm(algos::Collective coll, const CallOptions& options) const;
+  // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
+  // argument error (empty if none); every rank throws if any rank has one.
+  void agree(algos::Collective coll, int root, std::size_t bytes, const std::string& algorithm,
+             const std::string& local_error);
+
+  std::shared_ptr<RuntimeImpl> runtime_;
+  algos::Layout layout_;
+  int rank_;
+  std::vector<int> world_rank_of_;
+  std::uint32_t id_;
+  std::uint32_t seq_ = 0;
+  std::unique_ptr<transport::NodeChannels> channels_;
+  bool cma_ = false;
+  std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
+  std::vector<std::uint64_t> node_recvd_;
+  using CacheKey = std::tuple<int, int, std::size_t, std::string>;
+  std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
+  std::string broken_;
+};
+
+}  // namespace lanes::detail

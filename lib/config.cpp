@@ -1,0 +1,138 @@
+#include "lib/config.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <lanes/error.hpp>
+#include <sstream>
+
+namespace lanes::detail {
+
+const std::vector<ConfigVar>& config_table() {
+  static const std::vector<ConfigVar> table = {
+      {"LANES_RAILS", "auto",
+       "Comma-separated network devices to use as rails, in lane order (e.g. mlx5_0:1,mlx5_1:1 "
+       "or rail0,rail1; lo for loopback; a name may repeat). auto: OpenFabrics ports, else "
+       "physical NICs, else veth interfaces, else lo. Unknown names are an error."},
+      {"LANES_NODE_SIZE", "0",
+       "Emulate nodes on one host: consecutive blocks of n ranks form a node. 0: nodes as the "
+       "launcher reports them."},
+      {"LANES_LANES", "0", "Number of lanes k the algorithms use. 0: the number of rails."},
+      {"LANES_PROGRESS", "auto",
+       "How a waiting process polls: spin (busy poll), yield (poll, then sched_yield when idle), "
+       "wait (sleep on the rails' event descriptors when only rails are pending). auto: spin "
+       "unless the node has more processes than cores, then wait."},
+      {"LANES_UCX_TLS", "^sm",
+       "UCX transports of every rail context (UCX_TLS syntax). The default excludes UCX's "
+       "shared-memory transports: on-node traffic uses lanes' own segment."},
+      {"LANES_CMA", "auto",
+       "Single-copy on-node transfers with process_vm_readv/writev: auto (probe, fall back to "
+       "staged copies), 1 (require), 0 (never)."},
+      {"LANES_CHECK", "0",
+       "1: before each collective all ranks confirm the same collective, root and sizes; a "
+       "mismatch fails on every rank with a message naming it."},
+      {"LANES_TIMEOUT", "0",
+       "Seconds a collective may go without any progress before it fails with a timeout error. "
+       "0: never."},
+      {"LANES_INFO", "0", "1: rank 0 prints the layout at start-up and each algorithm choice."},
+      {"LANES_BCAST_ALGORITHM", "auto", "Broadcast algorithm (binomial)."},
+      {"LANES_SCATTER_ALGORITHM", "auto", "Scatter algorithm (binomial)."},
+      {"LANES_ALLTOALL_ALGORITHM", "auto", "Alltoall algorithm (pairwise)."},
+  };
+  return table;
+}
+
+namespace {
+
+[[noreturn]] void bad(const char* name, const std::string& value, const std::string& expected) {
+  throw Error(Errc::invalid_argument,
+              std::string(name) + "='" + value + "' is not valid: expected " + expected);
+}
+
+long parse_int(const char* name, const std::string& v, long lo, long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long x = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || errno != 0 || *end != '\0' || x < lo || x > hi) {
+    bad(name, v, "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return x;
+}
+
+bool parse_bool(const char* name, const std::string& v) {
+  if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
+  if (v == "0" || v == "no" || v == "false" || v == "off") return false;
+  bad(name, v, "0 or 1");
+}
+
+std::vector<std::string> split_list(const char* name, const std::string& v) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(v);
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) bad(name, v, "a comma-separated list without empty entries");
+    out.push_back(item);
+  }
+  if (out.empty() || v.back() == ',') bad(name, v, "a comma-separated list without empty entries");
+  return out;
+}
+
+}  // namespace
+
+Config Config::parse(const std::function<const char*(const char*)>& lookup) {
+  Config c;
+  auto get = [&](const char* name) -> std::optional<std::string> {
+    const char* v = lookup(name);
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+  if (auto v = get("LANES_RAILS"); v && *v != "auto") c.rails = split_list("LANES_RAILS", *v);
+  if (auto v = get("LANES_NODE_SIZE")) {
+    c.node_size = static_cast<int>(parse_int("LANES_NODE_SIZE", *v, 0, 1 << 20));
+  }
+  if (auto v = get("LANES_LANES")) c.lanes = static_cast<int>(parse_int("LANES_LANES", *v, 0, 64));
+  if (auto v = get("LANES_PROGRESS")) {
+    if (*v == "spin") c.progress = ProgressMode::spin;
+    else if (*v == "yield") c.progress = ProgressMode::yield;
+    else if (*v == "wait") c.progress = ProgressMode::wait;
+    else if (*v == "auto") c.progress = ProgressMode::automatic;
+    else bad("LANES_PROGRESS", *v, "spin, yield, wait or auto");
+  }
+  if (auto v = get("LANES_UCX_TLS")) {
+    if (v->empty()) bad("LANES_UCX_TLS", *v, "a UCX transport list such as ^sm or tcp");
+    c.ucx_tls = *v;
+  }
+  if (auto v = get("LANES_CMA")) {
+    if (*v == "auto") c.cma = CmaMode::automatic;
+    else c.cma = parse_bool("LANES_CMA", *v) ? CmaMode::on : CmaMode::off;
+  }
+  if (auto v = get("LANES_CHECK")) c.check = parse_bool("LANES_CHECK", *v);
+  if (auto v = get("LANES_TIMEOUT")) {
+    c.timeout_s = static_cast<double>(parse_int("LANES_TIMEOUT", *v, 0, 1L << 31));
+  }
+  if (auto v = get("LANES_INFO")) c.info = static_cast<int>(parse_int("LANES_INFO", *v, 0, 2));
+  if (auto v = get("LANES_BCAST_ALGORITHM")) c.bcast_algorithm = *v;
+  if (auto v = get("LANES_SCATTER_ALGORITHM")) c.scatter_algorithm = *v;
+  if (auto v = get("LANES_ALLTOALL_ALGORITHM")) c.alltoall_algorithm = *v;
+  return c;
+}
+
+Config Config::from_environment() {
+  return parse([](const char* name) { return std::getenv(name); });
+}
+
+std::string config_value(const ConfigVar& var) {
+  const char* v = std::getenv(var.name);
+  return v != nullptr ? std::string(v) : std::string(var.default_value);
+}
+
+const char* to_string(ProgressMode m) {
+  switch (m) {
+    case ProgressMode::spin: return "spin";
+    case ProgressMode::yield: return "yield";
+    case ProgressMode::wait: return "wait";
+    case ProgressMode::automatic: return "auto";
+  }
+  return "?";
+}
+
+}  // namespace lanes::detail

@@ -1,0 +1,48 @@
+// Configuration: one table of LANES_* variables (name, default, meaning), read once into an
+// immutable Config. Nothing below lib/ reads the environment.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lanes::detail {
+
+struct ConfigVar {
+  const char* name;
+  const char* default_value;
+  const char* help;
+};
+
+// Every variable lanes reads, in the order lanes-info and the README list them.
+const std::vector<ConfigVar>& config_table();
+
+enum class ProgressMode { spin, yield, wait, automatic };
+enum class CmaMode { automatic, on, off };
+
+struct Config {
+  std::optional<std::vector<std::string>> rails;  // LANES_RAILS
+  int node_size = 0;                              // LANES_NODE_SIZE (0: from the bootstrap)
+  int lanes = 0;                                  // LANES_LANES (0: number of rails)
+  ProgressMode progress = ProgressMode::automatic;
+  std::string ucx_tls = "^sm";
+  CmaMode cma = CmaMode::automatic;
+  bool check = false;
+  double timeout_s = 0;  // 0: never
+  int info = 0;
+  std::string bcast_algorithm = "auto";
+  std::string scatter_algorithm = "auto";
+  std::string alltoall_algorithm = "auto";
+
+  // Throws lanes::Error(invalid_argument) naming the variable and its accepted values.
+  static Config parse(const std::function<const char*(const char*)>& lookup);
+  static Config from_environment();
+};
+
+// The value lanes would use for `name` (environment or default), for lanes-info.
+std::string config_value(const ConfigVar& var);
+
+const char* to_string(ProgressMode m);
+
+}  // namespace lanes::detail

@@ -1,0 +1,223 @@
+#include "lib/executor.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "lib/comm_impl.hpp"
+#include "lib/runtime_impl.hpp"
+#include "transport/xfer.hpp"
+
+namespace lanes::detail {
+
+using algos::Buffer;
+using algos::Op;
+using algos::OpId;
+using algos::OpKind;
+
+std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
+                                                std::string algorithm) {
+  auto p = std::make_shared<PreparedSchedule>();
+  p->algorithm = std::move(algorithm);
+  const auto& layout = comm.layout();
+  const std::size_t n = schedule.ops.size();
+  p->dependents.resize(n);
+  p->dep_counts.resize(n);
+  std::map<int, std::uint32_t> sends, recvs;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op& op = schedule.ops[i];
+    for (OpId d : op.deps) {
+      if (d >= i) throw Error(Errc::internal, p->algorithm + ": op depends on a later op");
+      p->dependents[d].push_back(static_cast<OpId>(i));
+    }
+    p->dep_counts[i] = static_cast<std::uint32_t>(op.deps.size());
+    if (op.kind == OpKind::copy) continue;
+    if (op.peer < 0 || op.peer >= layout.size || op.peer == comm.rank()) {
+      throw Error(Errc::internal, p->algorithm + ": op with invalid peer " +
+                                      std::to_string(op.peer));
+    }
+    if (op.msg >= transport::kMaxTagMessages) {
+      throw Error(Errc::internal, p->algorithm + ": more messages between two ranks than a tag " +
+                                      "can number");
+    }
+    if (layout.same_node(op.peer, comm.rank())) {
+      auto& counts = op.kind == OpKind::send ? sends : recvs;
+      ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
+    }
+  }
+  p->node_sends.assign(sends.begin(), sends.end());
+  p->node_recvs.assign(recvs.begin(), recvs.end());
+  p->schedule = std::move(schedule);
+  return p;
+}
+
+Execution::Execution(CommImpl& comm, std::shared_ptr<const PreparedSchedule> prepared,
+                     const std::byte* send, std::byte* recv)
+    : comm_(comm),
+      prepared_(std::move(prepared)),
+      send_(const_cast<std::byte*>(send)),
+      recv_(recv) {
+  const auto& sched = prepared_->schedule;
+  if (sched.scratch_bytes > 0) scratch_.reset(new std::byte[sched.scratch_bytes]);
+  seq_ = comm_.next_seq();
+  const auto local = static_cast<std::size_t>(comm_.layout().node_size_of(comm_.rank()));
+  node_send_base_.assign(local, 0);
+  node_recv_base_.assign(local, 0);
+  for (auto [peer, count] : prepared_->node_sends) {
+    node_send_base_[static_cast<std::size_t>(peer)] = comm_.claim_node_sends(peer, count);
+  }
+  for (auto [peer, count] : prepared_->node_recvs) {
+    node_recv_base_[static_cast<std::size_t>(peer)] = comm_.claim_node_recvs(peer, count);
+  }
+  waiting_ = prepared_->dep_counts;
+  transfers_.resize(sched.ops.size());
+  remaining_ = sched.ops.size();
+  for (std::size_t i = 0; i < sched.ops.size(); ++i) {
+    if (waiting_[i] == 0) ready_.push_back(static_cast<OpId>(i));
+  }
+}
+
+std::byte* Execution::address(const algos::Region& r) const {
+  switch (r.buffer) {
+    case Buffer::send: return send_ == nullptr ? nullptr : send_ + r.offset;
+    case Buffer::recv: return recv_ == nullptr ? nullptr : recv_ + r.offset;
+    case Buffer::scratch: return scratch_.get() + r.offset;
+  }
+  return nullptr;
+}
+
+void Execution::start(OpId id) {
+  const Op& op = prepared_->schedule.ops[id];
+  const auto& layout = comm_.layout();
+  switch (op.kind) {
+    case OpKind::copy:
+      if (op.src.bytes > 0 && address(op.src) != address(op.dst)) {
+        std::memmove(address(op.dst), address(op.src), op.src.bytes);
+      }
+      complete(id);
+      return;
+    case OpKind::send:
+    case OpKind::recv: break;
+  }
+  const bool is_send = op.kind == OpKind::send;
+  std::byte* data = address(is_send ? op.src : op.dst);
+  const std::size_t bytes = is_send ? op.src.bytes : op.dst.bytes;
+  if (layout.same_node(op.peer, comm_.rank())) {
+    const int peer = layout.local_rank_of[static_cast<std::size_t>(op.peer)];
+    transport::NodeChannels* ch = comm_.channels();
+    if (ch == nullptr) throw Error(Errc::internal, "no node channels for an on-node message");
+    transfers_[id] =
+        is_send ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data,
+                           bytes)
+                : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data,
+                           bytes);
+  } else {
+    transport::Rails& rails = comm_.runtime().rails();
+    const std::size_t rail = static_cast<std::size_t>(op.lane) % rails.count();
+    transport::MessageKey key;
+    key.comm = comm_.id();
+    key.seq = seq_;
+    key.src = static_cast<std::uint32_t>(is_send ? comm_.rank() : op.peer);
+    key.index = op.msg;
+    const std::uint64_t tag = transport::make_tag(key);
+    const int world_peer = comm_.world_rank(op.peer);
+    transfers_[id] = is_send ? rails.send(rail, world_peer, tag, data, bytes)
+                             : rails.recv(rail, world_peer, tag, data, bytes);
+  }
+  running_.push_back(id);
+}
+
+void Execution::complete(OpId id) {
+  --remaining_;
+  for (OpId next : prepared_->dependents[id]) {
+    if (--waiting_[next] == 0) ready_.push_back(next);
+  }
+}
+
+void Execution::fail(OpId id, Errc code, const std::string& why) {
+  if (failed_) return;
+  failed_ = true;
+  error_code_ = code;
+  const Op& op = prepared_->schedule.ops[id];
+  error_ = "rank " + std::to_string(comm_.rank()) + ": " +
+           (op.kind == OpKind::send ? "send to rank " : "receive from rank ") +
+           std::to_string(op.peer) + " (" + prepared_->algorithm + "): " + why;
+  for (auto& t : transfers_) t = std::monostate{};  // cancels what still runs
+  running_.clear();
+  ready_.clear();
+}
+
+void Execution::abort(Errc code, std::string why) {
+  if (failed_) return;
+  failed_ = true;
+  error_code_ = code;
+  error_ = "rank " + std::to_string(comm_.rank()) + " (" + prepared_->algorithm + "): " + why;
+  for (auto& t : transfers_) t = std::monostate{};
+  running_.clear();
+  ready_.clear();
+}
+
+bool Execution::advance(bool& progressed) {
+  if (failed_) return true;
+  // Start everything that is ready; local copies complete at once and may free more ops.
+  while (!ready_.empty()) {
+    const OpId id = ready_.back();
+    ready_.pop_back();
+    start(id);
+    progressed = true;
+  }
+  std::string why;
+  for (std::size_t i = 0; i < running_.size();) {
+    const OpId id = running_[i];
+    transport::XferState st = transport::XferState::pending;
+    bool node = false;
+    if (auto* r = std::get_if<transport::RailRequest>(&transfers_[id])) {
+      st = r->test(why);
+    } else if (auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id])) {
+      st = s->test(why);
+      node = true;
+    }
+    if (st == transport::XferState::pending) {
+      ++i;
+      continue;
+    }
+    if (st == transport::XferState::failed) {
+      const bool dead = !node && comm_.runtime().rails().peer_failed(
+                                     comm_.world_rank(prepared_->schedule.ops[id].peer));
+      fail(id, dead ? Errc::peer_failure : Errc::transport, why);
+      return true;
+    }
+    transfers_[id] = std::monostate{};
+    running_[i] = running_.back();
+    running_.pop_back();
+    complete(id);
+    progressed = true;
+    // Completions may have made ops ready: start them right away.
+    while (!ready_.empty()) {
+      const OpId next = ready_.back();
+      ready_.pop_back();
+      start(next);
+    }
+  }
+  return finished();
+}
+
+bool Execution::waits_on_node() const {
+  return std::any_of(running_.begin(), running_.end(), [&](OpId id) {
+    return std::holds_alternative<transport::ShmTransfer>(transfers_[id]);
+  });
+}
+
+void Execution::check_node_peers() {
+  for (OpId id : running_) {
+    const auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id]);
+    if (s != nullptr && !comm_.channels()->peer_alive(s->peer())) {
+      fail(id, Errc::peer_failure,
+           "the process (pid " + std::to_string(comm_.channels()->pid_of(s->peer())) +
+               ") of this node's local rank " + std::to_string(s->peer()) + " has exited");
+      return;
+    }
+  }
+}
+
+}  // namespace lanes::detail

@@ -1,0 +1,86 @@
+// The executor: runs one rank's schedule over the transport as a nonblocking state machine.
+// Ops start when their dependencies completed; sends and receives to peers on this node go
+// through the node's shared-memory channels, all others over the op's lane (rail) with UCX.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <lanes/error.hpp>
+
+#include "algos/schedule.hpp"
+#include "transport/shm/channels.hpp"
+#include "transport/ucx/rails.hpp"
+
+namespace lanes::detail {
+
+class CommImpl;
+
+// A finalized schedule plus what the executor derives from it once (cached per call shape).
+struct PreparedSchedule {
+  algos::Schedule schedule;
+  std::string algorithm;
+  std::vector<std::vector<algos::OpId>> dependents;  // op -> ops that wait for it
+  std::vector<std::uint32_t> dep_counts;             // op -> number of deps
+  std::vector<std::pair<int, std::uint32_t>> node_sends;  // (local peer, messages) on this node
+  std::vector<std::pair<int, std::uint32_t>> node_recvs;
+};
+
+// Checks and indexes a schedule built for `comm`. Throws lanes::Error(internal) if the schedule
+// refers to invalid peers or needs more messages per pair than a tag can number.
+std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
+                                                std::string algorithm);
+
+class Execution {
+ public:
+  // Starting claims the communicator's next sequence number and message numbers, so executions
+  // of one communicator must be created in the same order on every rank.
+  Execution(CommImpl& comm, std::shared_ptr<const PreparedSchedule> prepared,
+            const std::byte* send, std::byte* recv);
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
+
+  // Starts what is ready and polls what runs. Returns true when finished (done or failed).
+  // `progressed` is set when any op completed.
+  bool advance(bool& progressed);
+  bool finished() const { return remaining_ == 0 || failed_; }
+  bool failed() const { return failed_; }
+  Errc error_code() const { return error_code_; }
+  const std::string& error() const { return error_; }
+  // True when some running op is a shared-memory transfer (cannot be waited for on an fd).
+  bool waits_on_node() const;
+  // Fails the execution if a local peer it waits for has exited.
+  void check_node_peers();
+  // Fails the execution (timeout, shutdown).
+  void abort(Errc code, std::string why);
+
+ private:
+  using Transfer = std::variant<std::monostate, transport::RailRequest, transport::ShmTransfer>;
+  std::byte* address(const algos::Region& r) const;
+  void start(algos::OpId id);
+  void complete(algos::OpId id);
+  void fail(algos::OpId id, Errc code, const std::string& why);
+
+  CommImpl& comm_;
+  std::shared_ptr<const PreparedSchedule> prepared_;
+  std::byte* send_;
+  std::byte* recv_;
+  std::unique_ptr<std::byte[]> scratch_;
+  std::uint32_t seq_ = 0;
+  std::vector<std::uint64_t> node_send_base_;  // per local peer
+  std::vector<std::uint64_t> node_recv_base_;
+  std::vector<std::uint32_t> waiting_;  // op -> deps not yet complete
+  std::vector<Transfer> transfers_;     // op -> running transfer
+  std::vector<algos::OpId> ready_;
+  std::vector<algos::OpId> running_;
+  std::size_t remaining_ = 0;
+  bool failed_ = false;
+  Errc error_code_ = Errc::internal;
+  std::string error_;
+};
+
+}  // namespace lanes::detail

@@ -1,0 +1,103 @@
+// Public entry points of lanes::Runtime and lanes::Communicator.
+#include <lanes/lanes.hpp>
+
+#include "lib/comm_impl.hpp"
+#include "lib/runtime_impl.hpp"
+#include "transport/bootstrap/bootstrap.hpp"
+#ifdef LANES_HAVE_MPI
+#include <lanes/mpi.hpp>
+
+#include "transport/bootstrap/mpi_bootstrap.hpp"
+#endif
+
+namespace lanes {
+
+Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {}
+Runtime::Runtime(Runtime&&) noexcept = default;
+Runtime& Runtime::operator=(Runtime&& other) noexcept {
+  if (this != &other) {
+    if (impl_) impl_->finalize();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+Runtime::~Runtime() {
+  if (impl_) impl_->finalize();
+}
+
+Runtime Runtime::init() {
+  if (transport::pmix_server_present()) {
+    return detail::RuntimeImpl::start(transport::make_pmix_bootstrap());
+  }
+#ifdef LANES_HAVE_MPI
+  if (transport::mpi_active()) {
+    return detail::RuntimeImpl::start(transport::make_mpi_bootstrap(MPI_COMM_WORLD));
+  }
+#endif
+  return detail::RuntimeImpl::start(transport::make_single_bootstrap());
+}
+
+Runtime Runtime::init(AllgatherBootstrap b) {
+  return detail::RuntimeImpl::start(transport::make_allgather_bootstrap(
+      b.rank, b.size, std::move(b.allgather), std::move(b.node_name)));
+}
+
+#ifdef LANES_HAVE_MPI
+Runtime mpi::init(MPI_Comm comm) {
+  return detail::RuntimeImpl::start(transport::make_mpi_bootstrap(comm));
+}
+#endif
+
+namespace {
+detail::RuntimeImpl& alive(const std::shared_ptr<detail::RuntimeImpl>& impl) {
+  if (!impl) throw Error(Errc::finalized, "this Runtime was moved from");
+  impl->check_alive();
+  return *impl;
+}
+}  // namespace
+
+Communicator Runtime::world() const { return Communicator(alive(impl_).world()); }
+void Runtime::finalize() {
+  if (impl_) impl_->finalize();
+}
+std::string Runtime::bootstrap_name() const { return alive(impl_).bootstrap_name(); }
+std::string Runtime::describe() const { return alive(impl_).describe(); }
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+detail::CommImpl& usable(const std::shared_ptr<detail::CommImpl>& impl) {
+  if (!impl) {
+    throw Error(Errc::invalid_argument,
+                "null communicator (split() with a negative color gives one): it has no ranks");
+  }
+  impl->runtime().check_alive();
+  return *impl;
+}
+}  // namespace
+
+int Communicator::rank() const { return usable(impl_).rank(); }
+int Communicator::size() const { return usable(impl_).size(); }
+int Communicator::node_rank() const { return usable(impl_).local_rank(); }
+int Communicator::node_size() const {
+  const auto& c = usable(impl_);
+  return c.layout().node_size_of(c.rank());
+}
+int Communicator::num_nodes() const { return usable(impl_).layout().num_nodes(); }
+
+Communicator Communicator::split(int color, int key) const {
+  return Communicator(usable(impl_).split(color, key));
+}
+
+void Communicator::bcast_bytes(std::span<std::byte> data, int root, const CallOptions& options) {
+  usable(impl_).bcast(data, root, options);
+}
+void Communicator::scatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                 int root, const CallOptions& options) {
+  usable(impl_).scatter(send, recv, root, options);
+}
+void Communicator::alltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                  const CallOptions& options) {
+  usable(impl_).alltoall(send, recv, options);
+}
+
+}  // namespace lanes

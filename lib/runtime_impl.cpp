@@ -1,0 +1,258 @@
+#include "lib/runtime_impl.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <lanes/error.hpp>
+#include <sstream>
+
+#include "lib/comm_impl.hpp"
+#include "lib/executor.hpp"
+#include "lib/wire.hpp"
+#include "lib/world_layout.hpp"
+#include "topo/topology.hpp"
+
+namespace lanes::detail {
+
+namespace {
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::vector<std::byte> encode(const StartupRecord& rec, std::span<const std::byte> addresses) {
+  WireWriter w;
+  w.put_string(rec.node_key);
+  w.put(static_cast<std::int32_t>(rec.launcher_local_rank));
+  w.put(static_cast<std::int32_t>(rec.numa));
+  w.put(static_cast<std::int32_t>(rec.cores));
+  w.put(static_cast<std::uint32_t>(rec.rails.size()));
+  for (const auto& d : rec.rails) {
+    w.put_string(d.name);
+    w.put_string(d.kind);
+    w.put(static_cast<std::int32_t>(d.numa_node));
+  }
+  w.put_bytes(addresses);
+  return w.take();
+}
+
+StartupRecord decode(std::span<const std::byte> bytes, std::vector<std::byte>& addresses) {
+  WireReader r(bytes);
+  StartupRecord rec;
+  rec.node_key = r.get_string();
+  rec.launcher_local_rank = r.get<std::int32_t>();
+  rec.numa = r.get<std::int32_t>();
+  rec.cores = r.get<std::int32_t>();
+  const auto n = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    topo::NetDevice d;
+    d.name = r.get_string();
+    d.kind = r.get_string();
+    d.numa_node = r.get<std::int32_t>();
+    rec.rails.push_back(std::move(d));
+  }
+  auto a = r.get_bytes();
+  addresses.assign(a.begin(), a.end());
+  return rec;
+}
+
+}  // namespace
+
+Runtime RuntimeImpl::start(std::unique_ptr<transport::Bootstrap> bootstrap) {
+  std::shared_ptr<RuntimeImpl> impl(new RuntimeImpl());
+  try {
+    impl->init(std::move(bootstrap));
+  } catch (...) {
+    impl->finalize();
+    throw;
+  }
+  return Runtime(impl);
+}
+
+RuntimeImpl::~RuntimeImpl() { finalize(); }
+
+void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
+  config_ = Config::from_environment();
+  bootstrap_ = std::move(bootstrap);
+  bootstrap_name_ = bootstrap_->name();
+  transport::Bootstrap& boot = *bootstrap_;
+  const int rank = boot.rank();
+  const int size = boot.size();
+
+  const topo::HostTopology host = topo::discover_host();
+  StartupRecord mine;
+  mine.rails = topo::choose_rails(host, config_.rails);
+  const transport::Placement placement = boot.placement();
+  mine.node_key = placement.node_key;
+  mine.launcher_local_rank = placement.local_rank;
+  mine.numa = topo::current_numa_node();
+  mine.cores = usable_cores();
+
+  transport::RailOptions options;
+  for (const auto& d : mine.rails) options.devices.push_back(d.name);
+  options.tls = config_.ucx_tls;
+  options.wakeup = true;
+  rails_ = std::make_unique<transport::Rails>(options, size);
+
+  const auto all = transport::allgatherv(boot, encode(mine, rails_->packed_addresses()));
+  std::vector<StartupRecord> records;
+  records.reserve(all.size());
+  for (int r = 0; r < size; ++r) {
+    std::vector<std::byte> addresses;
+    records.push_back(decode(all[static_cast<std::size_t>(r)], addresses));
+    rails_->set_peer_addresses(r, addresses);
+  }
+  algos::Layout layout = build_world_layout(records, config_.node_size, config_.lanes);
+
+  // Busy polling starves peers when a host runs more processes than it has cores.
+  progress_ = config_.progress;
+  if (progress_ == ProgressMode::automatic) {
+    int on_host = 0;
+    for (const auto& rec : records) on_host += rec.node_key == mine.node_key ? 1 : 0;
+    progress_ = on_host > mine.cores ? ProgressMode::wait : ProgressMode::spin;
+  }
+  for (const auto& rec : records) peers_.push_back(PeerRecord{rec.node_key, rec.launcher_local_rank,
+                                                                rec.numa, rec.cores, {}});
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    for (const auto& d : records[r].rails) peers_[r].rails.push_back(d.name);
+  }
+
+  std::vector<int> identity(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) identity[static_cast<std::size_t>(r)] = r;
+  world_ = std::make_shared<CommImpl>(shared_from_this(), std::move(layout), rank,
+                                      std::move(identity), 0);
+  const auto& lay = world_->layout();
+  const int leader = lay.node_ranks[static_cast<std::size_t>(lay.node_of[static_cast<std::size_t>(rank)])]
+                         .front();
+  const bool want_cma = config_.cma != CmaMode::off;
+  world_->open_node_channels(
+      [&boot](const void* m, void* a, std::size_t b) { boot.allgather(m, a, b); }, size, leader,
+      want_cma, want_cma);
+  if (config_.cma == CmaMode::on && lay.node_size_of(rank) > 1 && !world_->cma()) {
+    throw Error(Errc::transport,
+                "LANES_CMA=1 but process_vm_readv between the processes of this node fails: allow "
+                "it (kernel.yama.ptrace_scope=0, or CAP_SYS_PTRACE in containers) or set "
+                "LANES_CMA=auto");
+  }
+  comms_.push_back(world_);
+  started_ = true;
+  if (config_.info > 0 && rank == 0) std::fprintf(stderr, "%s", describe().c_str());
+}
+
+void RuntimeImpl::track(const std::shared_ptr<CommImpl>& comm) {
+  std::erase_if(comms_, [](const std::weak_ptr<CommImpl>& w) { return w.expired(); });
+  comms_.push_back(comm);
+}
+
+void RuntimeImpl::check_alive() const {
+  if (finalized_) {
+    throw Error(Errc::finalized,
+                "the lanes runtime was finalized: communicators cannot be used after the Runtime "
+                "is destroyed or finalize() was called");
+  }
+}
+
+void RuntimeImpl::wait(Execution& ex) {
+  using clock = std::chrono::steady_clock;
+  auto last_progress = clock::now();
+  auto next_check = last_progress + std::chrono::milliseconds(100);
+  unsigned idle = 0;
+  for (;;) {
+    const unsigned events = rails_->progress();
+    bool progressed = false;
+    if (ex.advance(progressed)) break;
+    if (progressed || events > 0) {
+      idle = 0;
+      if (progressed) last_progress = clock::now();
+      continue;
+    }
+    ++idle;
+    if (idle < 64) continue;
+    const auto now = clock::now();
+    if (now >= next_check) {
+      next_check = now + std::chrono::milliseconds(100);
+      ex.check_node_peers();
+      if (config_.timeout_s > 0 &&
+          std::chrono::duration<double>(now - last_progress).count() > config_.timeout_s) {
+        ex.abort(Errc::timeout, "no progress for " + std::to_string(config_.timeout_s) +
+                                    " s (LANES_TIMEOUT): a peer may be stuck or not calling " +
+                                    "the same collective");
+      }
+      if (ex.finished()) break;
+    }
+    switch (progress_) {
+      case ProgressMode::spin:
+      case ProgressMode::automatic: break;
+      case ProgressMode::yield: sched_yield(); break;
+      case ProgressMode::wait:
+        if (ex.waits_on_node()) sched_yield();
+        else rails_->wait_for_events(10);
+        break;
+    }
+  }
+  if (ex.failed()) throw Error(ex.error_code(), ex.error());
+}
+
+std::string RuntimeImpl::describe() const {
+  std::ostringstream o;
+  if (!world_) return "lanes runtime (finalized)\n";
+  const auto& lay = world_->layout();
+  o << "lanes: " << lay.describe() << ", bootstrap " << bootstrap_name_ << ", progress "
+    << to_string(progress_) << ", on-node copies "
+    << (lay.node_size_of(world_->rank()) == 1 ? "none (alone on node)"
+                                               : (world_->cma() ? "cma" : "staged"))
+    << "\n";
+  for (int node = 0; node < lay.num_nodes(); ++node) {
+    const auto& ranks = lay.node_ranks[static_cast<std::size_t>(node)];
+    const auto& first = peers_[static_cast<std::size_t>(ranks.front())];
+    o << "node " << node << " (host " << first.node_key << "): " << ranks.size() << " ranks, rails";
+    for (std::size_t i = 0; i < first.rails.size(); ++i) o << " " << i << ":" << first.rails[i];
+    o << "\n";
+    for (int r : ranks) {
+      const auto& p = peers_[static_cast<std::size_t>(r)];
+      const int lane = lay.lane_of[static_cast<std::size_t>(r)];
+      o << "  rank " << r << ": local rank " << lay.local_rank_of[static_cast<std::size_t>(r)]
+        << ", numa " << p.numa << ", drives lane " << lane << " (rail "
+        << p.rails[static_cast<std::size_t>(lane) % p.rails.size()] << ")\n";
+    }
+  }
+  if (rails_) {
+    o << "this process (rank " << world_->rank() << ") rails:";
+    for (std::size_t i = 0; i < rails_->count(); ++i) {
+      o << " " << i << ":" << rails_->device(i) << "[" << rails_->transports(i) << "]";
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
+void RuntimeImpl::finalize() noexcept {
+  if (finalized_) return;
+  // A last barrier so no peer still waits for data from us when the endpoints close.
+  if (started_ && world_ && rails_) {
+    try {
+      world_->check_usable();
+      const char mine = 0;
+      std::vector<char> all(static_cast<std::size_t>(world_->size()));
+      world_->exchange(&mine, all.data(), 1);
+    } catch (const std::exception& e) {
+      if (config_.info > 0) std::fprintf(stderr, "lanes: finalize without barrier: %s\n", e.what());
+    }
+  }
+  for (auto& w : comms_) {
+    if (auto c = w.lock()) c->release();
+  }
+  comms_.clear();
+  world_.reset();
+  rails_.reset();
+  bootstrap_.reset();
+  finalized_ = true;
+}
+
+}  // namespace lanes::detail

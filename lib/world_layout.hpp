@@ -1,0 +1,26 @@
+// Builds the world Layout from what every process reported at start-up: nodes from the
+// launcher (or LANES_NODE_SIZE), local ranks, rail counts, and the rail each rank drives.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algos/layout.hpp"
+#include "topo/topology.hpp"
+
+namespace lanes::detail {
+
+struct StartupRecord {
+  std::string node_key;
+  int launcher_local_rank = -1;
+  int numa = -1;
+  int cores = 1;
+  std::vector<topo::NetDevice> rails;
+};
+
+// Throws lanes::Error(invalid_argument) for a LANES_NODE_SIZE that spans hosts and
+// lanes::Error(topology) when processes have different numbers of rails.
+algos::Layout build_world_layout(const std::vector<StartupRecord>& records, int node_size,
+                                 int lanes);
+
+}  // namespace lanes::detail

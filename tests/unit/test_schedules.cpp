@@ -1,0 +1,483 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "algos/layout.hpp"
+#include "algos/registry.hpp"
+#include "algos/schedule.hpp"
+#include "algos/simulator.hpp"
+
+namespace lanes::algos {
+namespace {
+
+int ceil_log2(int p) {
+  int r = 0;
+  while ((1 << r) < p) ++r;
+  return r;
+}
+
+bool rooted(Collective c) {
+  return c == Collective::bcast || c == Collective::scatter || c == Collective::gather;
+}
+
+// Nodes of sizes 3,1,4,1,5,9,2,6,... cut to p ranks.
+Layout irregular(int p, int lanes) {
+  static const int kSizes[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
+  std::vector<int> sizes;
+  int placed = 0;
+  for (int i = 0; placed < p; ++i) {
+    const int n = std::min(kSizes[i % 11], p - placed);
+    sizes.push_back(n);
+    placed += n;
+  }
+  return Layout::from_node_sizes(sizes, lanes);
+}
+
+std::vector<Layout> layouts_for(int p) {
+  std::vector<Layout> out;
+  for (int lanes = 1; lanes <= 3; ++lanes) {
+    for (int n : {1, 2, 3, p}) out.push_back(Layout::blocks(p, n, lanes));
+    out.push_back(irregular(p, lanes));
+  }
+  return out;
+}
+
+std::string what(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes) {
+  return std::string(to_string(algo.coll)) + " " + std::string(algo.name) + " on " +
+         layout.describe() + ", root " + std::to_string(root) + ", " + std::to_string(bytes) +
+         " bytes";
+}
+
+// Volume every correct schedule of these collectives moves at least, with one message per pair.
+void check_totals(const Algorithm& algo, const Layout& layout, std::size_t bytes,
+                  const SimResult& res) {
+  const auto p = static_cast<std::size_t>(layout.size);
+  if (bytes == 0) {
+    EXPECT_EQ(res.bytes_moved, 0u);
+    return;
+  }
+  if (algo.coll == Collective::alltoall || algo.coll == Collective::allgather) {
+    EXPECT_GE(res.bytes_moved, p * (p - 1) * bytes);
+  } else if (algo.coll != Collective::gather) {
+    EXPECT_GE(res.bytes_moved, (p - 1) * bytes);
+  }
+  if (layout.num_nodes() == 1) {
+    EXPECT_EQ(res.offnode_bytes, 0u);
+  }
+  if (layout.num_nodes() == layout.size) {
+    EXPECT_EQ(res.offnode_bytes, res.bytes_moved);
+  }
+}
+
+std::vector<const Algorithm*> every_algorithm() {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm& a : all_algorithms()) out.push_back(&a);
+  return out;
+}
+
+class EveryAlgorithm : public ::testing::TestWithParam<const Algorithm*> {};
+
+TEST_P(EveryAlgorithm, CorrectUpTo64Ranks) {
+  const Algorithm& algo = *GetParam();
+  int runs = 0;
+  for (int p = 1; p <= 64; ++p) {
+    for (const Layout& layout : layouts_for(p)) {
+      if (algo.applicable != nullptr && !algo.applicable(layout)) continue;
+      const int roots = rooted(algo.coll) ? p : 1;
+      for (int root = 0; root < roots; ++root) {
+        for (std::size_t bytes :
+             {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1027}}) {
+          const SimResult res = simulate(algo, layout, root, bytes);
+          ++runs;
+          if (!res.ok) {
+            ADD_FAILURE() << what(algo, layout, root, bytes) << ": " << res.error;
+            return;
+          }
+          check_totals(algo, layout, bytes, res);
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, 0);
+}
+
+TEST_P(EveryAlgorithm, LargeSamples) {
+  const Algorithm& algo = *GetParam();
+  for (int p : {256, 1024}) {
+    const std::vector<Layout> layouts = {Layout::blocks(p, 16, 2), Layout::blocks(p, 1, 1),
+                                         irregular(p, 3)};
+    for (const Layout& layout : layouts) {
+      if (algo.applicable != nullptr && !algo.applicable(layout)) continue;
+      for (int root : {0, 1, p / 3, p - 1}) {
+        if (!rooted(algo.coll) && root != 0) continue;
+        for (std::size_t bytes : {std::size_t{1}, std::size_t{7}}) {
+          const auto start = std::chrono::steady_clock::now();
+          const SimResult res = simulate(algo, layout, root, bytes);
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          ASSERT_TRUE(res.ok) << what(algo, layout, root, bytes) << ": " << res.error;
+          check_totals(algo, layout, bytes, res);
+          // Generous: a simulation of this size takes well under a second.
+          EXPECT_LT(seconds, 5.0) << what(algo, layout, root, bytes);
+        }
+      }
+    }
+  }
+}
+
+std::string algorithm_test_name(const ::testing::TestParamInfo<const Algorithm*>& p) {
+  return std::string(to_string(p.param->coll)) + "_" + std::string(p.param->name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryAlgorithm, ::testing::ValuesIn(every_algorithm()),
+                         algorithm_test_name);
+
+TEST(Registry, FindsTheFourAlgorithms) {
+  ASSERT_EQ(all_algorithms().size(), 4u);
+  const Algorithm* bcast = find_algorithm(Collective::bcast, "binomial");
+  ASSERT_NE(bcast, nullptr);
+  EXPECT_EQ(bcast->coll, Collective::bcast);
+  EXPECT_EQ(bcast->build, &build_bcast_binomial);
+  EXPECT_FALSE(bcast->summary.empty());
+  ASSERT_NE(find_algorithm(Collective::scatter, "binomial"), nullptr);
+  EXPECT_EQ(find_algorithm(Collective::scatter, "binomial")->build, &build_scatter_binomial);
+  ASSERT_NE(find_algorithm(Collective::alltoall, "pairwise"), nullptr);
+  ASSERT_NE(find_algorithm(Collective::allgather, "linear"), nullptr);
+  EXPECT_EQ(find_algorithm(Collective::alltoall, "binomial"), nullptr);
+  EXPECT_EQ(find_algorithm(Collective::bcast, "nonesuch"), nullptr);
+  EXPECT_EQ(algorithms_for(Collective::bcast).size(), 1u);
+  EXPECT_TRUE(algorithms_for(Collective::gather).empty());
+  EXPECT_EQ(algorithm_names(Collective::alltoall), "pairwise");
+  EXPECT_EQ(algorithm_names(Collective::gather), "");
+}
+
+TEST(Names, CollectivesAndBuffers) {
+  EXPECT_STREQ(to_string(Collective::bcast), "bcast");
+  EXPECT_STREQ(to_string(Collective::scatter), "scatter");
+  EXPECT_STREQ(to_string(Collective::alltoall), "alltoall");
+  EXPECT_STREQ(to_string(Collective::allgather), "allgather");
+  EXPECT_STREQ(to_string(Collective::gather), "gather");
+  EXPECT_STREQ(to_string(Buffer::send), "send");
+  EXPECT_STREQ(to_string(Buffer::recv), "recv");
+  EXPECT_STREQ(to_string(Buffer::scratch), "scratch");
+}
+
+TEST(BcastBinomial, RoundsAreCeilLog2) {
+  const Algorithm& algo = *find_algorithm(Collective::bcast, "binomial");
+  for (int p : {1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 63, 64, 100, 256, 1000, 1024}) {
+    const Layout layout = Layout::blocks(p, 4, 2);
+    for (int root : {0, p / 2, p - 1}) {
+      const SimResult res = simulate(algo, layout, root, 8);
+      ASSERT_TRUE(res.ok) << res.error;
+      EXPECT_EQ(res.max_rounds, ceil_log2(p)) << "p " << p;
+      EXPECT_EQ(res.messages, static_cast<std::size_t>(p - 1));
+      EXPECT_EQ(res.bytes_moved, static_cast<std::size_t>(p - 1) * 8);
+    }
+  }
+}
+
+TEST(BcastBinomial, TreeShape) {
+  const Layout layout = Layout::blocks(8, 4, 2);
+  // Root 2: relative rank 1 is rank 3 and receives from the root in the last round.
+  const Schedule root = build_bcast_binomial(layout, {Collective::bcast, 2, 2, 16});
+  ASSERT_EQ(root.ops.size(), 3u);
+  EXPECT_EQ(root.ops[0].peer, 6);  // vr 4: largest subtree first
+  EXPECT_EQ(root.ops[0].round, 0);
+  EXPECT_EQ(root.ops[1].peer, 4);
+  EXPECT_EQ(root.ops[2].peer, 3);
+  EXPECT_EQ(root.ops[2].round, 2);
+  EXPECT_EQ(root.ops[0].lane, layout.lane_of[2]);
+  const Schedule leaf = build_bcast_binomial(layout, {Collective::bcast, 3, 2, 16});
+  ASSERT_EQ(leaf.ops.size(), 1u);
+  EXPECT_EQ(leaf.ops[0].kind, OpKind::recv);
+  EXPECT_EQ(leaf.ops[0].peer, 2);
+  EXPECT_EQ(leaf.ops[0].lane, layout.lane_of[2]);  // the sender's lane
+  EXPECT_EQ(leaf.rounds, 3);
+  EXPECT_TRUE(build_bcast_binomial(layout, {Collective::bcast, 3, 2, 0}).ops.empty());
+  EXPECT_TRUE(
+      build_bcast_binomial(Layout::blocks(1, 1, 1), {Collective::bcast, 0, 0, 9}).ops.empty());
+}
+
+TEST(ScatterBinomial, WrappingSubtreeGoesAsTwoMessages) {
+  // p = 6, root 4: the root's first child is relative rank 4 (rank 2), subtree {4,5} -> ranks 2,3;
+  // its second child is relative rank 2 (rank 0), subtree {2,3} -> ranks 0,1; the third is
+  // relative rank 1 (rank 5). Relative 0..1 of the root's range is ranks 4,5: no wrap there;
+  // with root 5 the child at relative 2 has ranks 1,2 and the one at relative 4 has ranks 3,4.
+  const Layout layout = Layout::blocks(6, 2, 1);
+  const std::size_t b = 10;
+  // Root 3: child relative 4 -> ranks 1,2 (no wrap); relative 2 -> ranks 5,0 (wraps).
+  const Schedule root = build_scatter_binomial(layout, {Collective::scatter, 3, 3, b});
+  std::vector<Region> to_rank5;
+  for (const Op& op : root.ops) {
+    if (op.kind == OpKind::send && op.peer == 5) to_rank5.push_back(op.src);
+  }
+  ASSERT_EQ(to_rank5.size(), 2u);
+  EXPECT_EQ(to_rank5[0], (Region{Buffer::send, 5 * b, b}));
+  EXPECT_EQ(to_rank5[1], (Region{Buffer::send, 0, b}));
+  EXPECT_EQ(root.sends_to(5), 2u);
+  const Schedule mid = build_scatter_binomial(layout, {Collective::scatter, 5, 3, b});
+  EXPECT_EQ(mid.recvs_from(3), 2u);
+  EXPECT_EQ(mid.scratch_bytes, 2 * b);
+  const SimResult res = simulate_schedules(Collective::scatter, layout, 3, b, [&] {
+    std::vector<Schedule> all;
+    for (int r = 0; r < 6; ++r)
+      all.push_back(build_scatter_binomial(layout, {Collective::scatter, r, 3, b}));
+    return all;
+  }());
+  EXPECT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.max_rounds, 3);
+  // Leaves receive straight into the receive buffer and need no scratch.
+  const Schedule leaf = build_scatter_binomial(layout, {Collective::scatter, 4, 3, b});
+  ASSERT_EQ(leaf.ops.size(), 1u);
+  EXPECT_EQ(leaf.ops[0].dst, (Region{Buffer::recv, 0, b}));
+  EXPECT_EQ(leaf.scratch_bytes, 0u);
+}
+
+TEST(ScatterBinomial, SizeOneCopiesOwnBlock) {
+  const Schedule s =
+      build_scatter_binomial(Layout::blocks(1, 1, 1), {Collective::scatter, 0, 0, 5});
+  ASSERT_EQ(s.ops.size(), 1u);
+  EXPECT_EQ(s.ops[0].kind, OpKind::copy);
+  EXPECT_EQ(s.ops[0].src, (Region{Buffer::send, 0, 5}));
+  EXPECT_EQ(s.ops[0].dst, (Region{Buffer::recv, 0, 5}));
+}
+
+TEST(AlltoallPairwise, StepsAreChained) {
+  const Layout layout = Layout::blocks(5, 2, 2);
+  const Schedule s = build_alltoall_pairwise(layout, {Collective::alltoall, 1, 0, 3});
+  ASSERT_EQ(s.ops.size(), 1u + 2 * 4);
+  EXPECT_EQ(s.rounds, 4);
+  EXPECT_EQ(s.ops[1].peer, 2);
+  EXPECT_EQ(s.ops[2].peer, 0);
+  EXPECT_EQ(s.ops[2].lane, layout.lane_of[0]);
+  EXPECT_EQ(s.ops[3].deps, (std::vector<OpId>{1, 2}));
+  EXPECT_EQ(s.ops[4].deps, (std::vector<OpId>{1, 2}));
+  const SimResult res = simulate(*find_algorithm(Collective::alltoall, "pairwise"), layout, 0, 3);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.messages, 20u);
+  EXPECT_EQ(res.bytes_moved, 60u);
+}
+
+TEST(Schedule, FinalizeNumbersMessagesPerPeerAndDirection) {
+  Schedule s;
+  s.send(3, 0, {Buffer::recv, 0, 4});
+  s.recv(3, 0, {Buffer::recv, 0, 4});
+  s.send(3, 0, {Buffer::recv, 4, 4});
+  s.send(1, 0, {Buffer::recv, 0, 4});
+  const OpId c = s.copy({Buffer::send, 0, 4}, {Buffer::recv, 0, 4}, {0, 1});
+  s.recv(3, 0, {Buffer::recv, 8, 4}, {c}, 2);
+  s.finalize();
+  EXPECT_EQ(c, 4u);
+  EXPECT_EQ(s.ops[0].msg, 0u);
+  EXPECT_EQ(s.ops[1].msg, 0u);
+  EXPECT_EQ(s.ops[2].msg, 1u);
+  EXPECT_EQ(s.ops[3].msg, 0u);
+  EXPECT_EQ(s.ops[5].msg, 1u);
+  EXPECT_EQ(s.ops[5].round, 2);
+  EXPECT_EQ(s.sends_to(3), 2u);
+  EXPECT_EQ(s.sends_to(1), 1u);
+  EXPECT_EQ(s.sends_to(0), 0u);
+  EXPECT_EQ(s.recvs_from(3), 2u);
+  EXPECT_EQ(s.recvs_from(1), 0u);
+  const std::string text = s.dump();
+  EXPECT_NE(text.find("6 ops"), std::string::npos) << text;
+  EXPECT_NE(text.find("#2 send -> 3 recv[4,+4) lane 0 msg 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("#4 copy send[0,+4) -> recv[0,+4) after #0,#1"), std::string::npos) << text;
+  EXPECT_NE(text.find("#5 recv <- 3 recv[8,+4) lane 0 msg 1 round 2 after #4"), std::string::npos)
+      << text;
+}
+
+// Hand-built schedules the simulator must reject.
+class Broken : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kBytes = 8;
+  const Layout layout_ = Layout::blocks(2, 1, 2);  // two nodes; rank 1 also drives lane 0
+  std::vector<Schedule> s_ = std::vector<Schedule>(2);
+
+  SimResult run(Collective coll, int root = 0) {
+    for (Schedule& s : s_) s.finalize();
+    return simulate_schedules(coll, layout_, root, kBytes, s_);
+  }
+  static void expect_error(const SimResult& res, const std::string& part) {
+    EXPECT_FALSE(res.ok);
+    EXPECT_NE(res.error.find(part), std::string::npos) << res.error;
+  }
+  static Region block(Buffer b, int j) { return {b, j * kBytes, kBytes}; }
+};
+
+TEST_F(Broken, CorrectHandBuiltSchedulesPass) {
+  // Allgather of two ranks, each posting both directions at once.
+  for (int r = 0; r < 2; ++r) {
+    s_[r].copy(block(Buffer::send, 0), block(Buffer::recv, r));
+    s_[r].send(1 - r, 0, block(Buffer::send, 0));
+    s_[r].recv(1 - r, 0, block(Buffer::recv, 1 - r));
+  }
+  const SimResult res = run(Collective::allgather);
+  EXPECT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.messages, 2u);
+  EXPECT_EQ(res.bytes_moved, 2 * kBytes);
+  EXPECT_EQ(res.offnode_bytes, 2 * kBytes);
+}
+
+TEST_F(Broken, MissingRecv) {
+  s_[0].send(1, 0, block(Buffer::recv, 0));
+  expect_error(run(Collective::bcast), "rank 0 op 0: send to 1");
+  expect_error(run(Collective::bcast), "has no matching recv at rank 1");
+}
+
+TEST_F(Broken, MissingSend) {
+  s_[0].send(1, 0, block(Buffer::recv, 0));
+  s_[1].recv(0, 0, block(Buffer::recv, 0));
+  s_[1].recv(0, 0, block(Buffer::recv, 0));
+  expect_error(run(Collective::bcast), "rank 1 op 1: recv from 0 (msg 1");
+  expect_error(run(Collective::bcast), "has no matching send");
+}
+
+TEST_F(Broken, SizeMismatch) {
+  s_[0].send(1, 0, block(Buffer::recv, 0));
+  s_[1].recv(0, 0, {Buffer::recv, 0, kBytes - 1});
+  expect_error(run(Collective::bcast), "sends 8 bytes but its recv (rank 1 op 0) expects 7");
+}
+
+TEST_F(Broken, LaneMismatch) {
+  s_[0].send(1, 0, block(Buffer::recv, 0));
+  s_[1].recv(0, 1, block(Buffer::recv, 0));
+  expect_error(run(Collective::bcast), "uses lane 0 but its recv (rank 1 op 0) uses lane 1");
+}
+
+TEST_F(Broken, WrongDestinationOffset) {
+  // Scatter of two ranks: rank 1's block lands in the right buffer but the root sends block 0.
+  s_[0].copy(block(Buffer::send, 0), block(Buffer::recv, 0));
+  s_[0].send(1, 0, block(Buffer::send, 0));
+  s_[1].recv(0, 0, block(Buffer::recv, 0));
+  expect_error(run(Collective::scatter), "rank 1: recv byte 0 is");
+  expect_error(run(Collective::scatter), "last written by op 0");
+}
+
+TEST_F(Broken, WrongDestinationOffsetAllgather) {
+  for (int r = 0; r < 2; ++r) {
+    s_[r].copy(block(Buffer::send, 0), block(Buffer::recv, r));
+    s_[r].send(1 - r, 0, block(Buffer::send, 0));
+  }
+  s_[0].recv(1, 0, block(Buffer::recv, 1));
+  s_[1].recv(0, 0, block(Buffer::recv, 1));  // should be block 0; its own copy is overwritten
+  const SimResult res = run(Collective::allgather);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("races with"), std::string::npos) << res.error;
+}
+
+TEST_F(Broken, NeverWrittenOutput) {
+  s_[0].copy(block(Buffer::send, 0), block(Buffer::recv, 0));
+  expect_error(run(Collective::scatter), "rank 1: recv byte 0");
+  expect_error(run(Collective::scatter), "no op writes it");
+}
+
+TEST_F(Broken, DeadlockBothReceiveFirst) {
+  for (int r = 0; r < 2; ++r) {
+    s_[r].copy(block(Buffer::send, 0), block(Buffer::recv, r));
+    const OpId in = s_[r].recv(1 - r, 0, block(Buffer::recv, 1 - r));
+    s_[r].send(1 - r, 0, block(Buffer::send, 0), {in});
+  }
+  const SimResult res = run(Collective::allgather);
+  expect_error(res, "deadlock");
+  expect_error(res, "rank 0 op 1: recv from 1");
+  expect_error(res, "rank 1 op 1: recv from 0");
+  expect_error(res, "stuck ranks 0,1");
+}
+
+TEST_F(Broken, RegionOutsideBuffer) {
+  s_[0].send(1, 0, {Buffer::recv, 1, kBytes});
+  s_[1].recv(0, 0, {Buffer::recv, 1, kBytes});
+  expect_error(run(Collective::bcast),
+               "rank 0 op 0: source recv[1,+8) lies outside the recv buffer");
+}
+
+TEST_F(Broken, SendBufferOfNonRootIsEmpty) {
+  s_[1].copy(block(Buffer::send, 0), block(Buffer::recv, 0));
+  expect_error(run(Collective::scatter), "rank 1 op 0: source send[0,+8) lies outside");
+}
+
+TEST_F(Broken, ScratchBeyondDeclaredSize) {
+  s_[0].scratch_bytes = kBytes - 1;
+  s_[0].copy(block(Buffer::recv, 0), block(Buffer::scratch, 0));
+  expect_error(run(Collective::bcast), "outside the scratch buffer of 7 bytes");
+}
+
+TEST_F(Broken, WriteIntoSendBuffer) {
+  s_[0].copy(block(Buffer::recv, 0), {Buffer::send, 0, 4});
+  expect_error(run(Collective::scatter), "writes into the send buffer");
+}
+
+TEST_F(Broken, DependencyOnLaterOp) {
+  s_[0].copy(block(Buffer::send, 0), block(Buffer::recv, 0), {1});
+  s_[0].copy(block(Buffer::send, 1), block(Buffer::scratch, 0));
+  s_[0].scratch_bytes = kBytes;
+  expect_error(run(Collective::scatter), "rank 0 op 0: depends on op 1");
+}
+
+TEST_F(Broken, NotFinalized) {
+  s_[0].send(1, 0, block(Buffer::recv, 0));
+  s_[0].send(1, 0, block(Buffer::recv, 0));
+  s_[1].recv(0, 0, block(Buffer::recv, 0));
+  s_[1].recv(0, 0, block(Buffer::recv, 0));
+  expect_error(simulate_schedules(Collective::bcast, layout_, 0, kBytes, s_),
+               "rank 0 op 1: send to 1 (msg 0, recv[0,+8)): message number should be 1");
+}
+
+TEST_F(Broken, MessageToSelfAndBadPeer) {
+  s_[0].send(0, 0, block(Buffer::recv, 0));
+  expect_error(run(Collective::bcast), "message to itself");
+  s_[0].ops[0].peer = 2;
+  expect_error(run(Collective::bcast), "peer outside 0..1");
+}
+
+TEST_F(Broken, LaneOutsideLayout) {
+  s_[0].send(1, 2, block(Buffer::recv, 0));
+  s_[1].recv(0, 2, block(Buffer::recv, 0));
+  expect_error(run(Collective::bcast), "lane 2 but the layout has 2");
+}
+
+TEST_F(Broken, RoundBeyondClaim) {
+  s_[0].rounds = 1;
+  s_[1].rounds = 1;
+  s_[0].send(1, 0, block(Buffer::recv, 0), {}, 1);
+  s_[1].recv(0, 0, block(Buffer::recv, 0), {}, 0);
+  expect_error(run(Collective::bcast), "round 1 but the schedule claims 1 rounds");
+}
+
+TEST_F(Broken, RaceBetweenRecvAndForwardingSend) {
+  // Three ranks in a chain, the middle one forwards without waiting for its receive.
+  const Layout chain = Layout::blocks(3, 1, 1);
+  std::vector<Schedule> s(3);
+  s[0].send(1, 0, block(Buffer::recv, 0));
+  s[1].recv(0, 0, block(Buffer::recv, 0));
+  s[1].send(2, 0, block(Buffer::recv, 0));
+  s[2].recv(1, 0, block(Buffer::recv, 0));
+  for (Schedule& x : s) x.finalize();
+  expect_error(simulate_schedules(Collective::bcast, chain, 0, kBytes, s),
+               "rank 1 op 1: send to 2 (msg 0, recv[0,+8)) races with op 0");
+  s[1].ops[1].deps = {0};
+  const SimResult res = simulate_schedules(Collective::bcast, chain, 0, kBytes, s);
+  EXPECT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.messages, 2u);
+}
+
+TEST_F(Broken, OverlappingCopy) {
+  s_[0].scratch_bytes = 2 * kBytes;
+  s_[0].copy({Buffer::scratch, 0, kBytes}, {Buffer::scratch, 4, kBytes});
+  expect_error(run(Collective::bcast), "overlaps destination");
+}
+
+TEST_F(Broken, WrongScheduleCountAndRoot) {
+  std::vector<Schedule> one(1);
+  expect_error(simulate_schedules(Collective::bcast, layout_, 0, kBytes, one), "1 schedules for 2");
+  expect_error(simulate_schedules(Collective::bcast, layout_, 2, kBytes, s_), "root 2 outside");
+  expect_error(simulate(*find_algorithm(Collective::bcast, "binomial"), layout_, -1, kBytes),
+               "root -1 outside");
+}
+
+}  // namespace
+}  // namespace lanes::algos

@@ -1,0 +1,360 @@
+#include "transport/shm/channels.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <lanes/error.hpp>
+#include <new>
+
+#include "transport/shm/cma.hpp"
+
+namespace lanes::transport {
+
+namespace {
+
+constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
+constexpr std::uint32_t kVersion = 1;
+constexpr std::size_t kLine = 64;
+
+struct alignas(kLine) Header {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::int32_t local_size;
+  std::int32_t slots;
+  std::int32_t push_percent;
+  std::uint64_t chunk;
+  std::atomic<std::uint32_t> cma;
+};
+
+struct alignas(kLine) PeerEntry {
+  std::atomic<std::int64_t> pid;
+  std::atomic<std::uint64_t> base;
+};
+
+struct alignas(kLine) Flag {
+  std::atomic<std::uint64_t> v;
+};
+
+// Each flag on its own cache line: the two sides write different ones.
+struct SlotCtl {
+  Flag posted;       // sender: descriptor valid
+  Flag recv_posted;  // receiver: destination address valid (cma)
+  Flag send_done;    // sender: its pushed part is in the receiver's buffer (cma)
+  Flag recv_done;    // receiver: message complete, slot free for message + slots
+  Flag written;      // staged: chunks written by the sender (count)
+  Flag read;         // staged: chunks consumed by the receiver (count)
+  Flag error;        // receiver rejected the message
+  alignas(kLine) std::uint64_t src_addr;
+  std::uint64_t bytes;
+  alignas(kLine) std::uint64_t dst_addr;
+  std::uint64_t dst_bytes;
+};
+
+constexpr std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+std::size_t header_bytes(int local_size) {
+  return round_up(sizeof(Header), kLine) +
+         round_up(sizeof(PeerEntry) * static_cast<std::size_t>(local_size), kLine);
+}
+
+std::size_t slot_stride(const ChannelGeometry& g) {
+  return round_up(sizeof(SlotCtl), kLine) + 2 * round_up(g.chunk, kLine);
+}
+
+Header* header_of(void* base) { return static_cast<Header*>(base); }
+PeerEntry* peers_of(void* base) {
+  return reinterpret_cast<PeerEntry*>(static_cast<char*>(base) + round_up(sizeof(Header), kLine));
+}
+char* buffer_of(void* slot) { return static_cast<char*>(slot) + round_up(sizeof(SlotCtl), kLine); }
+
+}  // namespace
+
+ChannelGeometry default_geometry(int local_size) {
+  ChannelGeometry g;
+  g.local_size = local_size;
+  const std::size_t pairs = static_cast<std::size_t>(local_size) *
+                            static_cast<std::size_t>(std::max(local_size - 1, 1));
+  // Aim at about 64 MiB of chunk buffers per node; never below 4 KiB or above 32 KiB.
+  std::size_t chunk = (64u << 20) / (pairs * static_cast<std::size_t>(g.slots) * 2);
+  chunk = std::clamp<std::size_t>(chunk, 4096, 32 * 1024);
+  g.chunk = std::size_t{1} << (63 - __builtin_clzll(chunk));  // a power of two
+  return g;
+}
+
+std::size_t channel_segment_bytes(const ChannelGeometry& g) {
+  const auto n = static_cast<std::size_t>(g.local_size);
+  return header_bytes(g.local_size) + n * n * static_cast<std::size_t>(g.slots) * slot_stride(g);
+}
+
+// ---------------------------------------------------------------------------------------------
+NodeChannels::NodeChannels(ShmSegment segment, int local_rank, const ChannelGeometry& geometry,
+                           bool initialize, bool want_cma)
+    : segment_(std::move(segment)), local_rank_(local_rank), geometry_(geometry) {
+  slot_stride_ = slot_stride(geometry_);
+  slots_offset_ = header_bytes(geometry_.local_size);
+  if (segment_.size() < channel_segment_bytes(geometry_)) {
+    throw Error(Errc::internal, "shared-memory segment smaller than its channels");
+  }
+  void* base = segment_.data();
+  if (initialize) {
+    auto* h = new (base) Header{};
+    h->magic = kMagic;
+    h->version = kVersion;
+    h->local_size = geometry_.local_size;
+    h->slots = geometry_.slots;
+    h->push_percent = geometry_.push_percent;
+    h->chunk = geometry_.chunk;
+    h->cma.store(want_cma ? 1 : 0);
+    for (int i = 0; i < geometry_.local_size; ++i) new (peers_of(base) + i) PeerEntry{};
+    const auto n = static_cast<std::size_t>(geometry_.local_size);
+    for (std::size_t s = 0; s < n * n * static_cast<std::size_t>(geometry_.slots); ++s) {
+      new (static_cast<char*>(base) + slots_offset_ + s * slot_stride_) SlotCtl{};
+    }
+  } else {
+    const Header* h = header_of(base);
+    if (h->magic != kMagic || h->version != kVersion || h->local_size != geometry_.local_size ||
+        h->slots != geometry_.slots || h->chunk != geometry_.chunk) {
+      throw Error(Errc::internal, "shared-memory segment " + segment_.name() +
+                                      " has an unexpected layout (mixed lanes versions?)");
+    }
+  }
+}
+
+void NodeChannels::publish_self() {
+  PeerEntry& me = peers_of(segment_.data())[local_rank_];
+  me.base.store(reinterpret_cast<std::uint64_t>(segment_.data()));
+  me.pid.store(static_cast<std::int64_t>(getpid()), std::memory_order_release);
+}
+
+void NodeChannels::probe_cma() {
+  Header* h = header_of(segment_.data());
+  if (h->cma.load() == 0) return;
+  for (int peer = 0; peer < geometry_.local_size; ++peer) {
+    if (peer == local_rank_) continue;
+    const PeerEntry& e = peers_of(segment_.data())[peer];
+    std::uint64_t magic = 0;
+    std::string error;
+    const bool ok = cma_read(static_cast<pid_t>(e.pid.load(std::memory_order_acquire)), &magic,
+                             reinterpret_cast<const void*>(e.base.load()), sizeof magic, error);
+    if (!ok || magic != kMagic) {
+      h->cma.store(0);
+      return;
+    }
+  }
+}
+
+bool NodeChannels::cma() const {
+  return header_of(segment_.data())->cma.load(std::memory_order_relaxed) != 0;
+}
+
+pid_t NodeChannels::pid_of(int local) const {
+  return static_cast<pid_t>(peers_of(segment_.data())[local].pid.load(std::memory_order_acquire));
+}
+
+bool NodeChannels::peer_alive(int local) const {
+  const pid_t pid = pid_of(local);
+  if (pid <= 0) return true;  // not yet published
+  return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+void* NodeChannels::slot(int src, int dst, std::uint64_t msg) const {
+  const auto n = static_cast<std::size_t>(geometry_.local_size);
+  const auto slots = static_cast<std::size_t>(geometry_.slots);
+  const std::size_t index = (static_cast<std::size_t>(src) * n + static_cast<std::size_t>(dst)) *
+                                slots +
+                            static_cast<std::size_t>(msg % slots);
+  return static_cast<char*>(segment_.data()) + slots_offset_ + index * slot_stride_;
+}
+
+std::size_t NodeChannels::push_bytes(std::size_t bytes) const {
+  const std::size_t share = bytes / 100 * static_cast<std::size_t>(geometry_.push_percent);
+  return share / 4096 * 4096;
+}
+
+ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, std::size_t bytes) {
+  ShmTransfer t;
+  t.ch_ = this;
+  t.slot_ = slot(local_rank_, peer, msg);
+  t.peer_ = peer;
+  t.is_send_ = true;
+  t.tag_ = msg + 1;
+  t.data_ = const_cast<char*>(static_cast<const char*>(data));
+  t.bytes_ = bytes;
+  return t;
+}
+
+ShmTransfer NodeChannels::recv(int peer, std::uint64_t msg, void* data, std::size_t bytes) {
+  ShmTransfer t;
+  t.ch_ = this;
+  t.slot_ = slot(peer, local_rank_, msg);
+  t.peer_ = peer;
+  t.is_send_ = false;
+  t.tag_ = msg + 1;
+  t.data_ = static_cast<char*>(data);
+  t.bytes_ = bytes;
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+XferState ShmTransfer::fail(std::string& error, std::string why) {
+  state_ = XferState::failed;
+  error_ = std::move(why);
+  error = error_;
+  step_ = Step::finished;
+  return state_;
+}
+
+XferState ShmTransfer::test(std::string& error) {
+  if (state_ == XferState::failed) error = error_;
+  if (state_ != XferState::pending) return state_;
+  return is_send_ ? advance_send(error) : advance_recv(error);
+}
+
+XferState ShmTransfer::advance_send(std::string& error) {
+  auto* s = static_cast<SlotCtl*>(slot_);
+  char* buf = buffer_of(slot_);
+  const std::size_t chunk = ch_->geometry_.chunk;
+  const auto slots = static_cast<std::uint64_t>(ch_->geometry_.slots);
+  constexpr auto acq = std::memory_order_acquire;
+  constexpr auto rel = std::memory_order_release;
+  for (;;) {
+    switch (step_) {
+      case Step::wait_slot:
+        if (s->recv_done.v.load(acq) + slots < tag_) return XferState::pending;
+        s->bytes = bytes_;
+        if (bytes_ <= chunk) {
+          if (bytes_ > 0) std::memcpy(buf, data_, bytes_);
+          s->posted.v.store(tag_, rel);
+          step_ = Step::finished;
+          return state_ = XferState::done;
+        }
+        s->src_addr = reinterpret_cast<std::uint64_t>(data_);
+        if (ch_->cma()) {
+          s->posted.v.store(tag_, rel);
+          step_ = Step::send_wait_recv;
+        } else {
+          s->written.v.store(0, std::memory_order_relaxed);
+          s->read.v.store(0, std::memory_order_relaxed);
+          s->posted.v.store(tag_, rel);
+          chunk_index_ = 0;
+          step_ = Step::send_staged;
+        }
+        break;
+      case Step::send_wait_recv: {
+        if (s->error.v.load(acq) == tag_) return fail(error, "the receiver rejected the message");
+        if (s->recv_posted.v.load(acq) != tag_) return XferState::pending;
+        const std::size_t push = ch_->push_bytes(bytes_);
+        std::string why;
+        if (push > 0 && !cma_write(ch_->pid_of(peer_), data_,
+                                   reinterpret_cast<void*>(s->dst_addr), push, why)) {
+          s->error.v.store(tag_, rel);
+          return fail(error, why);
+        }
+        s->send_done.v.store(tag_, rel);
+        step_ = Step::send_wait_done;
+        break;
+      }
+      case Step::send_wait_done:
+        if (s->error.v.load(acq) == tag_) return fail(error, "the receiver rejected the message");
+        if (s->recv_done.v.load(acq) < tag_) return XferState::pending;
+        step_ = Step::finished;
+        return state_ = XferState::done;
+      case Step::send_staged: {
+        const std::size_t chunks = (bytes_ + chunk - 1) / chunk;
+        while (chunk_index_ < chunks) {
+          if (s->error.v.load(acq) == tag_) return fail(error, "the receiver rejected the message");
+          // Chunk c reuses the half of chunk c - 2: wait until that one was read.
+          if (s->read.v.load(acq) + 1 < chunk_index_) return XferState::pending;
+          const std::size_t off = chunk_index_ * chunk;
+          std::memcpy(buf + (chunk_index_ % 2) * chunk, data_ + off, std::min(chunk, bytes_ - off));
+          ++chunk_index_;
+          s->written.v.store(chunk_index_, rel);
+        }
+        step_ = Step::finished;
+        return state_ = XferState::done;
+      }
+      default:
+        return fail(error, "internal: bad send step");
+    }
+  }
+}
+
+XferState ShmTransfer::advance_recv(std::string& error) {
+  auto* s = static_cast<SlotCtl*>(slot_);
+  char* buf = buffer_of(slot_);
+  const std::size_t chunk = ch_->geometry_.chunk;
+  const auto slots = static_cast<std::uint64_t>(ch_->geometry_.slots);
+  constexpr auto acq = std::memory_order_acquire;
+  constexpr auto rel = std::memory_order_release;
+  for (;;) {
+    switch (step_) {
+      case Step::wait_slot:
+        if (s->recv_done.v.load(acq) + slots < tag_) return XferState::pending;
+        if (bytes_ > chunk && ch_->cma()) {
+          s->dst_addr = reinterpret_cast<std::uint64_t>(data_);
+          s->dst_bytes = bytes_;
+          s->recv_posted.v.store(tag_, rel);
+        }
+        step_ = Step::recv_wait_post;
+        break;
+      case Step::recv_wait_post: {
+        if (s->posted.v.load(acq) != tag_) return XferState::pending;
+        if (s->bytes != bytes_) {
+          s->error.v.store(tag_, rel);
+          return fail(error, "a local peer sent " + std::to_string(s->bytes) + " bytes where " +
+                                 std::to_string(bytes_) +
+                                 " were expected (do all ranks pass the same sizes? "
+                                 "LANES_CHECK=1 tells)");
+        }
+        if (bytes_ <= chunk) {
+          if (bytes_ > 0) std::memcpy(data_, buf, bytes_);
+          s->recv_done.v.store(tag_, rel);
+          step_ = Step::finished;
+          return state_ = XferState::done;
+        }
+        if (ch_->cma()) {
+          const std::size_t push = ch_->push_bytes(bytes_);
+          std::string why;
+          if (!cma_read(ch_->pid_of(peer_), data_ + push,
+                        reinterpret_cast<const char*>(s->src_addr) + push, bytes_ - push, why)) {
+            s->error.v.store(tag_, rel);
+            return fail(error, why);
+          }
+          step_ = Step::recv_wait_push;
+        } else {
+          chunk_index_ = 0;
+          step_ = Step::recv_staged;
+        }
+        break;
+      }
+      case Step::recv_wait_push:
+        if (s->send_done.v.load(acq) != tag_) {
+          if (s->error.v.load(acq) == tag_) return fail(error, "the sender failed to push data");
+          return XferState::pending;
+        }
+        s->recv_done.v.store(tag_, rel);
+        step_ = Step::finished;
+        return state_ = XferState::done;
+      case Step::recv_staged: {
+        const std::size_t chunks = (bytes_ + chunk - 1) / chunk;
+        while (chunk_index_ < chunks) {
+          if (s->written.v.load(acq) < chunk_index_ + 1) return XferState::pending;
+          const std::size_t off = chunk_index_ * chunk;
+          std::memcpy(data_ + off, buf + (chunk_index_ % 2) * chunk, std::min(chunk, bytes_ - off));
+          ++chunk_index_;
+          s->read.v.store(chunk_index_, rel);
+        }
+        s->recv_done.v.store(tag_, rel);
+        step_ = Step::finished;
+        return state_ = XferState::done;
+      }
+      default:
+        return fail(error, "internal: bad receive step");
+    }
+  }
+}
+
+}  // namespace lanes::transport

@@ -1,0 +1,110 @@
+// Point-to-point channels between the processes of one node, inside the node's shared-memory
+// segment. Every ordered pair of local ranks has a ring of `slots` message slots; message m of a
+// pair uses slot m % slots. Three protocols, chosen per message:
+//   inline  (bytes <= chunk): the sender copies into the slot and is done (eager);
+//   cma     (larger, when the node allows process_vm_readv/writev): both sides publish their
+//           buffer addresses; the sender pushes the first part straight into the receiver's
+//           buffer while the receiver pulls the rest: one copy, done by two cores;
+//   staged  (larger, no CMA): the message streams through the slot's two chunk buffers.
+// Every flag holds a message number + 1, so a stale value never passes for a new message.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "transport/shm/segment.hpp"
+#include "transport/xfer.hpp"
+
+namespace lanes::transport {
+
+struct ChannelGeometry {
+  int local_size = 1;
+  int slots = 8;
+  std::size_t chunk = 32 * 1024;  // inline limit and staged chunk size
+  int push_percent = 50;          // share of a CMA message the sender writes itself
+};
+
+// Chunk shrinks with the number of pairs so the segment stays modest on large nodes.
+ChannelGeometry default_geometry(int local_size);
+std::size_t channel_segment_bytes(const ChannelGeometry& g);
+
+class NodeChannels;
+
+class ShmTransfer {
+ public:
+  ShmTransfer() = default;
+  XferState test(std::string& error);
+  int peer() const { return peer_; }
+
+ private:
+  friend class NodeChannels;
+  enum class Step : std::uint8_t {
+    wait_slot,        // both: the slot still holds message msg - slots
+    send_wait_recv,   // cma sender: waiting for the receiver's address
+    send_wait_done,   // cma sender: waiting until the receiver has everything
+    send_staged,      // staged sender: writing chunks
+    recv_wait_post,   // receiver: waiting for the sender's descriptor
+    recv_wait_push,   // cma receiver: waiting for the sender's part
+    recv_staged,      // staged receiver: reading chunks
+    finished,
+  };
+  XferState fail(std::string& error, std::string why);
+  XferState advance_send(std::string& error);
+  XferState advance_recv(std::string& error);
+
+  NodeChannels* ch_ = nullptr;
+  void* slot_ = nullptr;
+  int peer_ = -1;
+  bool is_send_ = false;
+  std::uint64_t tag_ = 0;  // message number + 1
+  char* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::size_t chunk_index_ = 0;
+  Step step_ = Step::wait_slot;
+  XferState state_ = XferState::pending;
+  std::string error_;
+};
+
+class NodeChannels {
+ public:
+  // `initialize`: this process created the segment and lays out the header.
+  NodeChannels(ShmSegment segment, int local_rank, const ChannelGeometry& geometry,
+               bool initialize, bool want_cma);
+  NodeChannels(const NodeChannels&) = delete;
+  NodeChannels& operator=(const NodeChannels&) = delete;
+
+  // Writes this process's pid and mapping address into the header (before the first barrier).
+  void publish_self();
+  // Reads every peer's header through process_vm_readv; on any failure clears the node-wide CMA
+  // flag. Call after every local rank published itself; read cma() after a second barrier.
+  void probe_cma();
+  bool cma() const;
+  void unlink() { segment_.unlink(); }
+  const std::string& name() const { return segment_.name(); }
+
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return geometry_.local_size; }
+  pid_t pid_of(int local) const;
+  bool peer_alive(int local) const;
+
+  // Message number `msg` (0, 1, 2, ... per ordered pair) to/from local rank `peer`.
+  ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes);
+  ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes);
+
+ private:
+  friend class ShmTransfer;
+  void* slot(int src, int dst, std::uint64_t msg) const;
+  std::size_t push_bytes(std::size_t bytes) const;
+
+  ShmSegment segment_;
+  int local_rank_;
+  ChannelGeometry geometry_;
+  std::size_t slot_stride_ = 0;
+  std::size_t slots_offset_ = 0;
+};
+
+}  // namespace lanes::transport

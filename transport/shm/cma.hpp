@@ -1,0 +1,16 @@
+// Single-copy transfers between processes of one node (process_vm_readv / process_vm_writev).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+namespace lanes::transport {
+
+// Copies `bytes` from `remote` in process `pid` to `local`. Returns false and sets `error`.
+bool cma_read(pid_t pid, void* local, const void* remote, std::size_t bytes, std::string& error);
+// Copies `bytes` from `local` to `remote` in process `pid`.
+bool cma_write(pid_t pid, const void* local, void* remote, std::size_t bytes, std::string& error);
+
+}  // namespace lanes::transport

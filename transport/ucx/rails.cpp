@@ -1,0 +1,335 @@
+#include "transport/ucx/rails.hpp"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <lanes/error.hpp>
+#include <sstream>
+
+namespace lanes::transport {
+
+namespace {
+
+void check(ucs_status_t status, const std::string& what) {
+  if (status != UCS_OK) {
+    throw Error(Errc::transport, what + " failed: " + ucs_error_text(status));
+  }
+}
+
+void put_u32(std::vector<std::byte>& out, std::uint32_t v) {
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  out.insert(out.end(), p, p + sizeof v);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+RailRequest& RailRequest::operator=(RailRequest&& o) noexcept {
+  if (this != &o) {
+    release();
+    req_ = o.req_;
+    worker_ = o.worker_;
+    rails_ = o.rails_;
+    peer_ = o.peer_;
+    is_recv_ = o.is_recv_;
+    expected_ = o.expected_;
+    state_ = o.state_;
+    status_ = o.status_;
+    o.req_ = nullptr;
+  }
+  return *this;
+}
+
+void RailRequest::release() noexcept {
+  if (req_ == nullptr) return;
+  if (is_recv_ && ucp_request_check_status(req_) == UCS_INPROGRESS) {
+    ucp_request_cancel(worker_, req_);
+  }
+  ucp_request_free(req_);  // UCX releases a still-running request when it completes
+  req_ = nullptr;
+}
+
+XferState RailRequest::test(std::string& error) {
+  if (state_ != XferState::pending) {
+    if (state_ == XferState::failed) error = ucs_error_text(status_);
+    return state_;
+  }
+  ucs_status_t st = UCS_OK;
+  std::size_t received = expected_;
+  if (req_ != nullptr) {
+    if (is_recv_) {
+      ucp_tag_recv_info_t info{};
+      st = ucp_tag_recv_request_test(req_, &info);
+      received = info.length;
+    } else {
+      st = ucp_request_check_status(req_);
+    }
+    if (st == UCS_INPROGRESS) {
+      if (rails_ != nullptr && rails_->peer_failed(peer_)) {
+        error = rails_->peer_failure(peer_);
+        state_ = XferState::failed;
+        status_ = UCS_ERR_CONNECTION_RESET;
+        release();
+        return state_;
+      }
+      return XferState::pending;
+    }
+    ucp_request_free(req_);
+    req_ = nullptr;
+  }
+  status_ = st;
+  if (st != UCS_OK) {
+    state_ = XferState::failed;
+    error = st == UCS_ERR_MESSAGE_TRUNCATED
+                ? "received a larger message than the " + std::to_string(expected_) +
+                      " bytes expected (do all ranks pass the same sizes? LANES_CHECK=1 tells)"
+                : ucs_error_text(st);
+    if (rails_ != nullptr && rails_->peer_failed(peer_)) error = rails_->peer_failure(peer_);
+    return state_;
+  }
+  if (is_recv_ && received != expected_) {
+    state_ = XferState::failed;
+    error = "received " + std::to_string(received) + " bytes where " + std::to_string(expected_) +
+            " were expected (do all ranks pass the same sizes? LANES_CHECK=1 tells)";
+    return state_;
+  }
+  state_ = XferState::done;
+  return state_;
+}
+
+// ---------------------------------------------------------------------------------------------
+Rails::Rails(const RailOptions& options, int world_size)
+    : world_size_(world_size),
+      peer_addresses_(static_cast<std::size_t>(world_size)),
+      failed_(static_cast<std::size_t>(world_size), 0),
+      failure_text_(static_cast<std::size_t>(world_size)) {
+  if (options.wakeup) {
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0) throw Error(Errc::resource, "epoll_create1 failed");
+  }
+  rails_.reserve(options.devices.size());
+  for (const std::string& dev : options.devices) {
+    Rail rail;
+    rail.device = dev;
+    ucp_config_t* raw = nullptr;
+    check(ucp_config_read(nullptr, nullptr, &raw), "ucp_config_read");
+    UcpConfig config(raw);
+    const std::string where = " for rail " + dev;
+    check(ucp_config_modify(config.get(), "NET_DEVICES", dev.c_str()), "setting NET_DEVICES" + where);
+    check(ucp_config_modify(config.get(), "TLS", options.tls.c_str()),
+          "setting TLS=" + options.tls + where + " (check LANES_UCX_TLS)");
+    check(ucp_config_modify(config.get(), "MAX_RNDV_RAILS", "1"), "setting MAX_RNDV_RAILS");
+    check(ucp_config_modify(config.get(), "MAX_EAGER_RAILS", "1"), "setting MAX_EAGER_RAILS");
+
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_TAG | (options.wakeup ? UCP_FEATURE_WAKEUP : 0);
+    ucp_context_h ctx = nullptr;
+    ucs_status_t st = ucp_init(&params, config.get(), &ctx);
+    if (st != UCS_OK) {
+      throw Error(Errc::transport, "UCX cannot open rail device '" + dev + "' with transports '" +
+                                       options.tls + "': " + ucs_error_text(st) +
+                                       ". Check LANES_RAILS (ucx_info -d lists UCX's devices).");
+    }
+    rail.context.reset(ctx);
+
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    ucp_worker_h worker = nullptr;
+    check(ucp_worker_create(rail.context.get(), &wp, &worker), "ucp_worker_create" + where);
+    rail.worker.reset(worker);
+
+    ucp_worker_attr_t attr{};
+    attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
+    attr.address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY;
+    check(ucp_worker_query(worker, &attr), "ucp_worker_query" + where);
+    const auto* a = reinterpret_cast<const std::byte*>(attr.address);
+    rail.address.assign(a, a + attr.address_length);
+    ucp_worker_release_address(worker, attr.address);
+
+    if (options.wakeup) {
+      check(ucp_worker_get_efd(worker, &rail.event_fd), "ucp_worker_get_efd" + where);
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, rail.event_fd, &ev) != 0) {
+        throw Error(Errc::resource, "epoll_ctl failed" + where);
+      }
+    }
+    rails_.push_back(std::move(rail));
+  }
+  endpoints_.resize(rails_.size());
+  for (auto& per_rail : endpoints_) per_rail.resize(static_cast<std::size_t>(world_size));
+}
+
+Rails::~Rails() {
+  disconnect();
+  rails_.clear();  // workers before contexts: member order inside Rail handles that
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+void Rails::disconnect() {
+  for (auto& per_rail : endpoints_) {
+    for (auto& slot : per_rail) slot.ep.close();
+  }
+}
+
+std::string Rails::transports(std::size_t rail) const {
+  // ucp_context_print_info lists the resources the context kept; keep the transport lines.
+  char* text = nullptr;
+  std::size_t len = 0;
+  FILE* f = open_memstream(&text, &len);
+  if (f == nullptr) return "?";
+  ucp_context_print_info(rails_[rail].context.get(), f);
+  std::fclose(f);
+  std::istringstream in(std::string(text, len));
+  std::free(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    // lines look like "#     resource 1  :  md 0  dev 0  flags -- tcp/lo"
+    const auto pos = line.find("flags -- ");
+    if (line.find("resource") != std::string::npos && pos != std::string::npos) {
+      if (!out.empty()) out += ",";
+      out += line.substr(pos + 9);
+    }
+  }
+  return out.empty() ? "?" : out;
+}
+
+std::vector<std::byte> Rails::packed_addresses() const {
+  std::vector<std::byte> out;
+  put_u32(out, static_cast<std::uint32_t>(rails_.size()));
+  for (const Rail& r : rails_) {
+    put_u32(out, static_cast<std::uint32_t>(r.address.size()));
+    out.insert(out.end(), r.address.begin(), r.address.end());
+  }
+  return out;
+}
+
+void Rails::set_peer_addresses(int peer, std::span<const std::byte> packed) {
+  peer_addresses_.at(static_cast<std::size_t>(peer)).assign(packed.begin(), packed.end());
+}
+
+ucp_ep_h Rails::endpoint(std::size_t rail, int peer) {
+  EndpointSlot& slot = endpoints_[rail][static_cast<std::size_t>(peer)];
+  if (slot.ep) return slot.ep.get();
+  // Find this rail's address in the peer's packed list.
+  const auto& packed = peer_addresses_[static_cast<std::size_t>(peer)];
+  std::size_t off = 0;
+  auto get_u32 = [&](std::uint32_t& v) {
+    if (off + sizeof v > packed.size()) {
+      throw Error(Errc::internal, "malformed worker address of rank " + std::to_string(peer));
+    }
+    std::memcpy(&v, packed.data() + off, sizeof v);
+    off += sizeof v;
+  };
+  std::uint32_t n = 0, len = 0;
+  get_u32(n);
+  if (rail >= n) {
+    throw Error(Errc::topology, "rank " + std::to_string(peer) + " has " + std::to_string(n) +
+                                    " rails, this process wants rail " + std::to_string(rail));
+  }
+  for (std::size_t r = 0;; ++r) {
+    get_u32(len);
+    if (r == rail) break;
+    off += len;
+  }
+  slot.arg = std::make_unique<ErrorArg>(ErrorArg{this, peer, rail});
+  ucp_ep_params_t ep{};
+  ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                  UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  ep.address = reinterpret_cast<const ucp_address_t*>(packed.data() + off);
+  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  ep.err_handler.cb = &Rails::on_endpoint_error;
+  ep.err_handler.arg = slot.arg.get();
+  ucp_ep_h handle = nullptr;
+  const ucs_status_t st = ucp_ep_create(rails_[rail].worker.get(), &ep, &handle);
+  if (st != UCS_OK) {
+    throw Error(Errc::transport, "cannot connect to rank " + std::to_string(peer) + " on rail " +
+                                     rails_[rail].device + ": " + ucs_error_text(st));
+  }
+  slot.ep = UcpEndpoint(rails_[rail].worker.get(), handle);
+  return handle;
+}
+
+void Rails::on_endpoint_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
+  auto* a = static_cast<ErrorArg*>(arg);
+  const auto peer = static_cast<std::size_t>(a->peer);
+  if (a->self->failed_[peer] == 0) {
+    a->self->failed_[peer] = 1;
+    a->self->failure_text_[peer] = "connection to rank " + std::to_string(a->peer) + " on rail " +
+                                   a->self->rails_[a->rail].device + " failed (" +
+                                   ucs_error_text(status) + "): the peer process died or hangs";
+  }
+}
+
+std::string Rails::peer_failure(int peer) const {
+  return failure_text_[static_cast<std::size_t>(peer)];
+}
+
+RailRequest Rails::send(std::size_t rail, int peer, std::uint64_t tag, const void* data,
+                        std::size_t bytes) {
+  RailRequest r;
+  r.rails_ = this;
+  r.peer_ = peer;
+  r.worker_ = rails_[rail].worker.get();
+  r.expected_ = bytes;
+  if (peer_failed(peer)) {
+    r.state_ = XferState::failed;
+    r.status_ = UCS_ERR_CONNECTION_RESET;
+    return r;
+  }
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+  param.datatype = ucp_dt_make_contig(1);
+  void* req = ucp_tag_send_nbx(endpoint(rail, peer), data, bytes, tag, &param);
+  if (UCS_PTR_IS_ERR(req)) {
+    r.state_ = XferState::failed;
+    r.status_ = UCS_PTR_STATUS(req);
+  } else if (req == nullptr) {
+    r.state_ = XferState::done;
+  } else {
+    r.req_ = req;
+  }
+  return r;
+}
+
+RailRequest Rails::recv(std::size_t rail, int peer, std::uint64_t tag, void* data,
+                        std::size_t bytes) {
+  endpoint(rail, peer);  // so that the sender's death reaches our error callback
+  RailRequest r;
+  r.rails_ = this;
+  r.peer_ = peer;
+  r.is_recv_ = true;
+  r.worker_ = rails_[rail].worker.get();
+  r.expected_ = bytes;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+  param.datatype = ucp_dt_make_contig(1);
+  void* req = ucp_tag_recv_nbx(r.worker_, data, bytes, tag, ~std::uint64_t{0}, &param);
+  if (UCS_PTR_IS_ERR(req)) {
+    r.state_ = XferState::failed;
+    r.status_ = UCS_PTR_STATUS(req);
+  } else {
+    r.req_ = req;
+  }
+  return r;
+}
+
+unsigned Rails::progress() {
+  unsigned n = 0;
+  for (Rail& r : rails_) n += ucp_worker_progress(r.worker.get());
+  return n;
+}
+
+void Rails::wait_for_events(int timeout_ms) {
+  if (epoll_fd_ < 0 || rails_.empty()) return;
+  for (Rail& r : rails_) {
+    if (ucp_worker_arm(r.worker.get()) == UCS_ERR_BUSY) return;  // events pending: progress now
+  }
+  epoll_event ev[8];
+  (void)epoll_wait(epoll_fd_, ev, 8, timeout_ms);
+}
+
+}  // namespace lanes::transport

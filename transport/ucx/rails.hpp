@@ -1,0 +1,119 @@
+// The UCX rails of one process: per rail (NIC) its own ucp_context restricted to that device
+// (NET_DEVICES=<dev>, network transports only, MAX_RNDV_RAILS=1 so UCX never stripes under the
+// lane algorithms) and its own worker. Endpoints per (peer, rail) are created on first use with
+// peer error handling, so a dead peer fails operations instead of hanging them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "transport/ucx/handles.hpp"
+#include "transport/xfer.hpp"
+
+namespace lanes::transport {
+
+struct RailOptions {
+  std::vector<std::string> devices;  // one rail per entry, in lane order
+  std::string tls = "^sm";           // UCX transports for rails: never shared memory
+  bool wakeup = true;                // UCP_FEATURE_WAKEUP, for the event-driven progress mode
+};
+
+class Rails;
+
+// One posted UCX tag send or receive. Movable; releasing a pending one cancels it (receive) or
+// lets UCX release it on completion (send).
+class RailRequest {
+ public:
+  RailRequest() = default;
+  RailRequest(RailRequest&& o) noexcept { *this = std::move(o); }
+  RailRequest& operator=(RailRequest&& o) noexcept;
+  RailRequest(const RailRequest&) = delete;
+  RailRequest& operator=(const RailRequest&) = delete;
+  ~RailRequest() { release(); }
+
+  // Polls (does not progress the worker). On failure `error` says why.
+  XferState test(std::string& error);
+
+ private:
+  friend class Rails;
+  void release() noexcept;
+  void* req_ = nullptr;      // UCX request, nullptr once completed and freed
+  ucp_worker_h worker_ = nullptr;
+  Rails* rails_ = nullptr;
+  int peer_ = -1;
+  bool is_recv_ = false;
+  std::size_t expected_ = 0;
+  XferState state_ = XferState::pending;
+  ucs_status_t status_ = UCS_OK;
+};
+
+class Rails {
+ public:
+  // Creates one context and worker per device. Throws lanes::Error(transport) naming the
+  // device when UCX refuses it.
+  Rails(const RailOptions& options, int world_size);
+  ~Rails();
+  Rails(const Rails&) = delete;
+  Rails& operator=(const Rails&) = delete;
+
+  std::size_t count() const { return rails_.size(); }
+  const std::string& device(std::size_t rail) const { return rails_[rail].device; }
+  // The transports UCX picked for a rail, e.g. "tcp/lo" (for lanes-info).
+  std::string transports(std::size_t rail) const;
+
+  // This process's worker addresses for every rail (network-only addresses), packed.
+  std::vector<std::byte> packed_addresses() const;
+  // Remembers a peer's packed addresses; endpoints are created on first use.
+  void set_peer_addresses(int peer, std::span<const std::byte> packed);
+
+  // Nonblocking tagged transfers on rail `rail` with world rank `peer`. Receives also make sure
+  // an endpoint to the sender exists, so the sender's death is noticed.
+  RailRequest send(std::size_t rail, int peer, std::uint64_t tag, const void* data,
+                   std::size_t bytes);
+  RailRequest recv(std::size_t rail, int peer, std::uint64_t tag, void* data, std::size_t bytes);
+
+  // Progresses every worker once; returns the number of events handled.
+  unsigned progress();
+  // Sleeps until a worker has an event or `timeout_ms` passes. Needs wakeup.
+  void wait_for_events(int timeout_ms);
+
+  bool peer_failed(int peer) const { return failed_[static_cast<std::size_t>(peer)] != 0; }
+  std::string peer_failure(int peer) const;
+
+  // Closes every endpoint (call after a final synchronisation).
+  void disconnect();
+
+ private:
+  struct Rail {
+    std::string device;
+    UcpContext context;
+    UcpWorker worker;
+    std::vector<std::byte> address;
+    int event_fd = -1;
+  };
+  struct ErrorArg {
+    Rails* self;
+    int peer;
+    std::size_t rail;
+  };
+  static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
+  ucp_ep_h endpoint(std::size_t rail, int peer);
+
+  std::vector<Rail> rails_;
+  int world_size_ = 0;
+  struct EndpointSlot {
+    std::unique_ptr<ErrorArg> arg;  // stable address handed to UCX's error callback
+    UcpEndpoint ep;                 // declared last: closed before `arg` is released
+  };
+  std::vector<std::vector<std::byte>> peer_addresses_;  // per peer: packed, all rails
+  std::vector<std::vector<EndpointSlot>> endpoints_;    // [rail][peer]
+  std::vector<char> failed_;                            // per peer
+  std::vector<std::string> failure_text_;               // per peer
+  int epoll_fd_ = -1;
+};
+
+}  // namespace lanes::transport
