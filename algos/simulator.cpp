@@ -29,27 +29,24 @@ std::uint64_t mix(std::int64_t stream, std::uint64_t word) {
   return h;
 }
 
+std::uint8_t pattern_byte(std::int64_t stream, std::size_t x) {
+  return static_cast<std::uint8_t>(mix(stream, x / 8) >> (8 * (x % 8)));
+}
+
 // Writes bytes [offset, offset + n) of `stream` to `out`, each xor-ed with `flip`.
 void fill_pattern(std::int64_t stream, std::size_t offset, std::uint8_t* out, std::size_t n,
                   std::uint8_t flip = 0) {
-  const std::uint64_t flip_word = 0x0101010101010101ULL * flip;
   std::size_t i = 0;
-  // Whole words at once where byte order allows; the byte loop defines the pattern.
   if constexpr (std::endian::native == std::endian::little) {
-    for (; i < n && (offset + i) % 8 != 0; ++i) {
-      out[i] =
-          static_cast<std::uint8_t>(mix(stream, (offset + i) / 8) >> (8 * ((offset + i) % 8))) ^
-          flip;
-    }
+    // Whole words at once: the same bytes as pattern_byte gives.
+    for (; i < n && (offset + i) % 8 != 0; ++i) out[i] = pattern_byte(stream, offset + i) ^ flip;
+    const std::uint64_t flip_word = 0x0101010101010101ULL * flip;
     for (; i + 8 <= n; i += 8) {
       const std::uint64_t h = mix(stream, (offset + i) / 8) ^ flip_word;
       std::memcpy(out + i, &h, 8);
     }
   }
-  for (; i < n; ++i) {
-    out[i] =
-        static_cast<std::uint8_t>(mix(stream, (offset + i) / 8) >> (8 * ((offset + i) % 8))) ^ flip;
-  }
+  for (; i < n; ++i) out[i] = pattern_byte(stream, offset + i) ^ flip;
 }
 
 struct Sizes {

@@ -214,7 +214,8 @@ void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::st
   for (int r = 0; r < size(); ++r) {
     if (all[static_cast<std::size_t>(r)].has_error != 0) {
       throw Error(Errc::invalid_argument,
-                  r == rank_ ? std::string(algos::to_string(coll)) + ": " + local_error
+                  r == rank_ ? "rank " + std::to_string(r) + ": " + algos::to_string(coll) + ": " +
+                                   local_error
                              : "rank " + std::to_string(r) + " passed invalid arguments to " +
                                    algos::to_string(coll) + " (LANES_CHECK=1; its error says which)");
     }

@@ -170,20 +170,23 @@ bool Execution::advance(bool& progressed) {
   for (std::size_t i = 0; i < running_.size();) {
     const OpId id = running_[i];
     transport::XferState st = transport::XferState::pending;
-    bool node = false;
     if (auto* r = std::get_if<transport::RailRequest>(&transfers_[id])) {
       st = r->test(why);
     } else if (auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id])) {
       st = s->test(why);
-      node = true;
     }
     if (st == transport::XferState::pending) {
       ++i;
       continue;
     }
     if (st == transport::XferState::failed) {
-      const bool dead = !node && comm_.runtime().rails().peer_failed(
-                                     comm_.world_rank(prepared_->schedule.ops[id].peer));
+      const int peer = prepared_->schedule.ops[id].peer;
+      bool dead = false;
+      if (const auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id])) {
+        dead = s->peer_gone() || !comm_.channels()->peer_alive(s->peer());
+      } else {
+        dead = comm_.runtime().rails().peer_failed(comm_.world_rank(peer));
+      }
       fail(id, dead ? Errc::peer_failure : Errc::transport, why);
       return true;
     }

@@ -1,12 +1,17 @@
 // Bootstrap from the PMIx server of the launcher (mpirun, prterun, srun --mpi=pmix).
 #include <pmix.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "lanes/error.hpp"
 #include "transport/bootstrap/bootstrap.hpp"
@@ -156,51 +161,66 @@ class PmixBootstrap final : public Bootstrap {
   Placement placement() const override { return placement_; }
 
   void allgather(const void* mine, void* all, std::size_t bytes) override {
-    // Every call publishes under a new key, so no rank can read a previous round's value.
-    const std::string key = "lanes.ag." + std::to_string(round_++);
+    const std::uint64_t round = round_++;
     auto* out = static_cast<unsigned char*>(all);
 
-    if (bytes > 0) {
-      pmix_value_t value;
-      PMIX_VALUE_CONSTRUCT(&value);
-      value.type = PMIX_BYTE_OBJECT;
-      // PMIx_Put copies the bytes; it never writes through this pointer.
-      value.data.bo.bytes = const_cast<char*>(static_cast<const char*>(mine));
-      value.data.bo.size = bytes;
-      pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &value);
-      if (rc != PMIX_SUCCESS) fail("PMIx_Put(" + key + ")", rc);
-      rc = PMIx_Commit();
-      if (rc != PMIX_SUCCESS) fail("PMIx_Commit", rc);
+    // A zero-byte round publishes nothing but still fences, so allgather keeps its barrier
+    // meaning.
+    if (bytes == 0) {
+      fence(false);
+      return;
+    }
+    if (bytes > SIZE_MAX - sizeof(BlockHeader)) {
+      throw Error(Errc::invalid_argument, "PMIx bootstrap: allgather of " + std::to_string(bytes) +
+                                              " bytes per rank is too large");
     }
 
-    // A zero-byte round still fences, so allgather keeps its barrier meaning.
-    fence(bytes > 0);
-    if (bytes == 0) return;
+    const BlockHeader header{instance_, round, static_cast<std::uint32_t>(rank_), 0};
+    std::vector<char> block(sizeof(header) + bytes);
+    std::memcpy(block.data(), &header, sizeof(header));
+    std::memcpy(block.data() + sizeof(header), mine, bytes);
+
+    pmix_value_t value;
+    PMIX_VALUE_CONSTRUCT(&value);
+    value.type = PMIX_BYTE_OBJECT;
+    value.data.bo.bytes = block.data();  // PMIx_Put copies; `block` stays ours
+    value.data.bo.size = block.size();
+    const std::string my_key = key(round, rank_);
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, my_key.c_str(), &value);
+    if (rc != PMIX_SUCCESS) fail("PMIx_Put(" + my_key + ")", rc);
+    rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS) fail("PMIx_Commit", rc);
+    fence(true);
 
     for (int r = 0; r < size_; ++r) {
       unsigned char* dst = out + static_cast<std::size_t>(r) * bytes;
       if (r == rank_) {
         if (dst != mine) std::memmove(dst, mine, bytes);
-        continue;
+      } else {
+        fetch(r, round, dst, bytes);
       }
-      pmix_proc_t peer;
-      PMIX_PROC_LOAD(&peer, job_.nspace, static_cast<pmix_rank_t>(r));
-      const ValuePtr v = get_value(peer, key.c_str());
-      if (!v) fail("PMIx_Get(" + key + ") of rank " + std::to_string(r), PMIX_ERR_NOT_FOUND);
-      if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size != bytes) {
-        throw Error(
-            Errc::bootstrap,
-            "PMIx bootstrap: rank " + std::to_string(r) + " published " +
-                (v->type == PMIX_BYTE_OBJECT ? std::to_string(v->data.bo.size) : "non-byte") +
-                " data for allgather round " + key + " but rank " + std::to_string(rank_) +
-                " expected " + std::to_string(bytes) +
-                " bytes; every rank must pass the same size to allgather");
-      }
-      std::memcpy(dst, v->data.bo.bytes, bytes);
     }
   }
 
  private:
+  // Leads every published block, so that a value read back can be checked to be the one asked
+  // for (see fetch()).
+  struct BlockHeader {
+    std::uint64_t instance;
+    std::uint64_t round;
+    std::uint32_t rank;
+    std::uint32_t reserved;
+  };
+
+  // Every (bootstrap, round, rank) gets its own key. PMIx clients cache what they read and
+  // never see a key's later value, so names must never be reused. With Open MPI 4.1's server
+  // and PMIx 4.2's shared-memory store, a Get of a key that several ranks published could
+  // return this rank's own value: naming the rank in the key rules that out.
+  std::string key(std::uint64_t round, int rank) const {
+    return "lanes.ag." + std::to_string(instance_) + "." + std::to_string(round) + "." +
+           std::to_string(rank);
+  }
+
   void fence(bool collect) {
     pmix_info_t info;
     PMIX_INFO_CONSTRUCT(&info);
@@ -209,12 +229,72 @@ class PmixBootstrap final : public Bootstrap {
     if (rc != PMIX_SUCCESS) fail("PMIx_Fence over namespace " + std::string(job_.nspace), rc);
   }
 
+  // Reads rank r's block of `round` into dst. Some PMIx stores make data collected by a fence
+  // visible a moment after the fence returns, so a missing or not-yet-current value is asked
+  // for again for a while before giving up.
+  void fetch(int r, std::uint64_t round, unsigned char* dst, std::size_t bytes) {
+    using Clock = std::chrono::steady_clock;
+    const std::string peer_key = key(round, r);
+    pmix_proc_t peer;
+    PMIX_PROC_LOAD(&peer, job_.nspace, static_cast<pmix_rank_t>(r));
+    const auto deadline = Clock::now() + kFetchPatience;
+    auto pause = std::chrono::microseconds(100);
+    for (;;) {
+      pmix_value_t* raw = nullptr;
+      const pmix_status_t rc = PMIx_Get(&peer, peer_key.c_str(), nullptr, 0, &raw);
+      const ValuePtr v(raw);
+      std::string problem;
+      if (rc == PMIX_SUCCESS && v && v->type == PMIX_BYTE_OBJECT &&
+          v->data.bo.size >= sizeof(BlockHeader)) {
+        BlockHeader h;
+        std::memcpy(&h, v->data.bo.bytes, sizeof(h));
+        if (h.instance == instance_ && h.round == round &&
+            h.rank == static_cast<std::uint32_t>(r)) {
+          const std::size_t theirs = v->data.bo.size - sizeof(h);
+          if (theirs != bytes) {
+            throw Error(Errc::bootstrap, "PMIx bootstrap: allgather: rank " + std::to_string(r) +
+                                             " passed " + std::to_string(theirs) +
+                                             " bytes but rank " + std::to_string(rank_) +
+                                             " passed " + std::to_string(bytes) +
+                                             "; every rank must pass the same size");
+          }
+          std::memcpy(dst, v->data.bo.bytes + sizeof(h), bytes);
+          return;
+        }
+        problem = "the value read back is not the one rank " + std::to_string(r) + " published";
+      } else if (rc == PMIX_SUCCESS) {
+        problem = "the value read back is not a block published by lanes";
+      } else if (rc != PMIX_ERR_NOT_FOUND) {
+        fail("PMIx_Get(" + peer_key + ") of rank " + std::to_string(r), rc);
+      } else {
+        problem = "PMIx_Get returned NOT-FOUND";
+      }
+      if (Clock::now() >= deadline) {
+        throw Error(Errc::bootstrap,
+                    "PMIx bootstrap: allgather: no data from rank " + std::to_string(r) +
+                        " under key " + peer_key + " after the fence (" + problem +
+                        "); all ranks must call allgather the same number of times and create "
+                        "their PMIx bootstraps in the same order" +
+                        kWhatToDo);
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(50000));
+    }
+  }
+
+  static constexpr std::chrono::seconds kFetchPatience{10};
+
   PmixSession session_;  // first: initialised before, finalised after everything below
   pmix_proc_t job_;      // our namespace with the wildcard rank
   int rank_ = 0;
   int size_ = 0;
   Placement placement_;
+  // Keys live in PMIx for the life of the job and are shared by all bootstraps of the process:
+  // each bootstrap takes a process-wide serial number to keep its keys apart. Ranks create
+  // their bootstraps in the same order, so the numbers agree across ranks.
+  std::uint64_t instance_ = next_instance_.fetch_add(1);
   std::uint64_t round_ = 0;
+  static inline std::atomic<std::uint64_t> next_instance_{0};
 };
 
 }  // namespace

@@ -246,10 +246,16 @@ XferState ShmTransfer::advance_send(std::string& error) {
       case Step::send_wait_recv: {
         if (s->error.v.load(acq) == tag_) return fail(error, "the receiver rejected the message");
         if (s->recv_posted.v.load(acq) != tag_) return XferState::pending;
+        if (s->dst_bytes != bytes_) {  // never write past the receiver's buffer
+          s->error.v.store(tag_, rel);
+          return fail(error, "the receiver expects " + std::to_string(s->dst_bytes) +
+                                 " bytes, not " + std::to_string(bytes_));
+        }
         const std::size_t push = ch_->push_bytes(bytes_);
         std::string why;
         if (push > 0 && !cma_write(ch_->pid_of(peer_), data_,
                                    reinterpret_cast<void*>(s->dst_addr), push, why)) {
+          peer_gone_ = errno == ESRCH;
           s->error.v.store(tag_, rel);
           return fail(error, why);
         }
@@ -320,6 +326,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
           std::string why;
           if (!cma_read(ch_->pid_of(peer_), data_ + push,
                         reinterpret_cast<const char*>(s->src_addr) + push, bytes_ - push, why)) {
+            peer_gone_ = errno == ESRCH;
             s->error.v.store(tag_, rel);
             return fail(error, why);
           }

@@ -39,6 +39,8 @@ class ShmTransfer {
   ShmTransfer() = default;
   XferState test(std::string& error);
   int peer() const { return peer_; }
+  // After a failure: the other process no longer exists.
+  bool peer_gone() const { return peer_gone_; }
 
  private:
   friend class NodeChannels;
@@ -65,6 +67,7 @@ class ShmTransfer {
   std::size_t bytes_ = 0;
   std::size_t chunk_index_ = 0;
   Step step_ = Step::wait_slot;
+  bool peer_gone_ = false;
   XferState state_ = XferState::pending;
   std::string error_;
 };

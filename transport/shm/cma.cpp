@@ -19,8 +19,10 @@ bool cma_loop(Fn fn, pid_t pid, char* local, char* remote, std::size_t bytes, st
     const ssize_t n = fn(pid, &l, 1, &r, 1, 0);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
-      error = std::string(what) + " from process " + std::to_string(pid) + " failed: " +
-              (n < 0 ? std::strerror(errno) : "no progress");
+      const int saved = n < 0 ? errno : EIO;
+      error = std::string(what) + " with process " + std::to_string(pid) + " failed: " +
+              std::strerror(saved);
+      errno = saved;
       return false;
     }
     local += n;

@@ -8,7 +8,8 @@
 
 namespace lanes::transport {
 
-// Copies `bytes` from `remote` in process `pid` to `local`. Returns false and sets `error`.
+// Copies `bytes` from `remote` in process `pid` to `local`. Returns false and sets `error`;
+// errno is then ESRCH when the other process is gone.
 bool cma_read(pid_t pid, void* local, const void* remote, std::size_t bytes, std::string& error);
 // Copies `bytes` from `local` to `remote` in process `pid`.
 bool cma_write(pid_t pid, const void* local, void* remote, std::size_t bytes, std::string& error);

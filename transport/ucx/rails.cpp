@@ -52,7 +52,10 @@ void RailRequest::release() noexcept {
 
 XferState RailRequest::test(std::string& error) {
   if (state_ != XferState::pending) {
-    if (state_ == XferState::failed) error = ucs_error_text(status_);
+    if (state_ == XferState::failed) {
+      error = rails_ != nullptr && rails_->peer_failed(peer_) ? rails_->peer_failure(peer_)
+                                                              : ucs_error_text(status_);
+    }
     return state_;
   }
   ucs_status_t st = UCS_OK;
@@ -246,8 +249,11 @@ ucp_ep_h Rails::endpoint(std::size_t rail, int peer) {
   ucp_ep_h handle = nullptr;
   const ucs_status_t st = ucp_ep_create(rails_[rail].worker.get(), &ep, &handle);
   if (st != UCS_OK) {
-    throw Error(Errc::transport, "cannot connect to rank " + std::to_string(peer) + " on rail " +
-                                     rails_[rail].device + ": " + ucs_error_text(st));
+    failed_[static_cast<std::size_t>(peer)] = 1;
+    failure_text_[static_cast<std::size_t>(peer)] =
+        "cannot connect to rank " + std::to_string(peer) + " on rail " + rails_[rail].device +
+        " (" + ucs_error_text(st) + "): the peer process died or is unreachable";
+    return nullptr;
   }
   slot.ep = UcpEndpoint(rails_[rail].worker.get(), handle);
   return handle;
@@ -280,10 +286,16 @@ RailRequest Rails::send(std::size_t rail, int peer, std::uint64_t tag, const voi
     r.status_ = UCS_ERR_CONNECTION_RESET;
     return r;
   }
+  ucp_ep_h ep = endpoint(rail, peer);
+  if (ep == nullptr) {
+    r.state_ = XferState::failed;
+    r.status_ = UCS_ERR_UNREACHABLE;
+    return r;
+  }
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   param.datatype = ucp_dt_make_contig(1);
-  void* req = ucp_tag_send_nbx(endpoint(rail, peer), data, bytes, tag, &param);
+  void* req = ucp_tag_send_nbx(ep, data, bytes, tag, &param);
   if (UCS_PTR_IS_ERR(req)) {
     r.state_ = XferState::failed;
     r.status_ = UCS_PTR_STATUS(req);
@@ -297,13 +309,18 @@ RailRequest Rails::send(std::size_t rail, int peer, std::uint64_t tag, const voi
 
 RailRequest Rails::recv(std::size_t rail, int peer, std::uint64_t tag, void* data,
                         std::size_t bytes) {
-  endpoint(rail, peer);  // so that the sender's death reaches our error callback
   RailRequest r;
   r.rails_ = this;
   r.peer_ = peer;
   r.is_recv_ = true;
   r.worker_ = rails_[rail].worker.get();
   r.expected_ = bytes;
+  // An endpoint to the sender, so that its death reaches our error callback.
+  if (endpoint(rail, peer) == nullptr) {
+    r.state_ = XferState::failed;
+    r.status_ = UCS_ERR_UNREACHABLE;
+    return r;
+  }
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   param.datatype = ucp_dt_make_contig(1);

@@ -1,0 +1,72 @@
+// One rank dies (SIGKILL) in the middle of a stream of broadcasts; every survivor must get a
+// lanes::Error within a bounded time instead of hanging. Prints one line per survivor:
+//   kill_check: rank R got <code> after T ms: <message>
+// and exits 0 when the error came within the bound, 1 otherwise.
+//
+//   kill_check [--victim R] [--after-ms 300] [--bound-s 30] [--bytes 67108864]
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <lanes/lanes.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+int main(int argc, char** argv) {
+  int victim = -1;
+  int after_ms = 300;
+  double bound_s = 30;
+  std::size_t bytes = 64u << 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--victim") victim = std::atoi(argv[i + 1]);
+    else if (a == "--after-ms") after_ms = std::atoi(argv[i + 1]);
+    else if (a == "--bound-s") bound_s = std::atof(argv[i + 1]);
+    else if (a == "--bytes") bytes = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  lanes::Runtime rt = lanes::Runtime::init();
+  lanes::Communicator world = rt.world();
+  if (victim < 0) victim = world.size() - 1;
+  // Everyone learns the moment of death (wall clock: the ranks share a host or synced clocks).
+  using wall = std::chrono::system_clock;
+  std::int64_t kill_at_us = 0;
+  if (world.rank() == 0) {
+    kill_at_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                     (wall::now() + std::chrono::milliseconds(after_ms)).time_since_epoch())
+                     .count();
+  }
+  world.bcast(std::span(&kill_at_us, 1), 0);
+  const wall::time_point kill_at{std::chrono::microseconds(kill_at_us)};
+  if (world.rank() == victim) {
+    std::thread([kill_at] {
+      std::this_thread::sleep_until(kill_at);
+      raise(SIGKILL);
+    }).detach();
+  }
+  std::vector<char> data(bytes, 1);
+  long rounds = 0;
+  try {
+    for (;; ++rounds) {
+      world.bcast(data, static_cast<int>(rounds % world.size()));
+      const double s = std::chrono::duration<double>(wall::now() - kill_at).count();
+      if (s > bound_s + 5) {
+        std::printf("kill_check: rank %d never saw an error, %.1f s after the kill: FAIL\n",
+                    world.rank(), s);
+        return 1;
+      }
+    }
+  } catch (const lanes::Error& e) {
+    const double late_ms = std::chrono::duration<double, std::milli>(wall::now() - kill_at).count();
+    const bool in_time = late_ms <= bound_s * 1000;
+    std::printf("kill_check: rank %d got '%s' %.0f ms after the kill (%s, %ld rounds): %s\n",
+                world.rank(), lanes::to_string(e.code()), late_ms, in_time ? "in time" : "LATE",
+                rounds, e.what());
+    std::fflush(stdout);
+    return in_time ? 0 : 1;
+  }
+}

@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include <lanes/error.hpp>
+#include <map>
+#include <string>
+
+#include "lib/config.hpp"
+
+using lanes::detail::CmaMode;
+using lanes::detail::Config;
+using lanes::detail::ProgressMode;
+
+namespace {
+
+Config parse(const std::map<std::string, std::string>& env) {
+  return Config::parse([&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+std::string error_of(const std::map<std::string, std::string>& env) {
+  try {
+    parse(env);
+  } catch (const lanes::Error& e) {
+    EXPECT_EQ(e.code(), lanes::Errc::invalid_argument);
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, Defaults) {
+  const Config c = parse({});
+  EXPECT_FALSE(c.rails.has_value());
+  EXPECT_EQ(c.node_size, 0);
+  EXPECT_EQ(c.lanes, 0);
+  EXPECT_EQ(c.progress, ProgressMode::automatic);
+  EXPECT_EQ(c.ucx_tls, "^sm");
+  EXPECT_EQ(c.cma, CmaMode::automatic);
+  EXPECT_FALSE(c.check);
+  EXPECT_EQ(c.timeout_s, 0);
+  EXPECT_EQ(c.bcast_algorithm, "auto");
+}
+
+TEST(Config, ParsesEveryVariable) {
+  const Config c = parse({{"LANES_RAILS", "mlx5_0:1,mlx5_1:1"},
+                          {"LANES_NODE_SIZE", "4"},
+                          {"LANES_LANES", "3"},
+                          {"LANES_PROGRESS", "wait"},
+                          {"LANES_UCX_TLS", "rc,ud"},
+                          {"LANES_CMA", "0"},
+                          {"LANES_CHECK", "1"},
+                          {"LANES_TIMEOUT", "30"},
+                          {"LANES_INFO", "1"},
+                          {"LANES_BCAST_ALGORITHM", "binomial"},
+                          {"LANES_SCATTER_ALGORITHM", "binomial"},
+                          {"LANES_ALLTOALL_ALGORITHM", "pairwise"}});
+  ASSERT_TRUE(c.rails.has_value());
+  EXPECT_EQ(*c.rails, (std::vector<std::string>{"mlx5_0:1", "mlx5_1:1"}));
+  EXPECT_EQ(c.node_size, 4);
+  EXPECT_EQ(c.lanes, 3);
+  EXPECT_EQ(c.progress, ProgressMode::wait);
+  EXPECT_EQ(c.ucx_tls, "rc,ud");
+  EXPECT_EQ(c.cma, CmaMode::off);
+  EXPECT_TRUE(c.check);
+  EXPECT_EQ(c.timeout_s, 30);
+  EXPECT_EQ(c.info, 1);
+  EXPECT_EQ(c.alltoall_algorithm, "pairwise");
+}
+
+TEST(Config, RailsAutoMeansDiscovery) {
+  EXPECT_FALSE(parse({{"LANES_RAILS", "auto"}}).rails.has_value());
+  EXPECT_EQ(parse({{"LANES_RAILS", "lo,lo"}}).rails->size(), 2u);
+}
+
+TEST(Config, InvalidValuesNameTheVariable) {
+  EXPECT_NE(error_of({{"LANES_NODE_SIZE", "two"}}).find("LANES_NODE_SIZE='two'"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_NODE_SIZE", "-1"}}).find("LANES_NODE_SIZE"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_PROGRESS", "fast"}}).find("spin, yield, wait or auto"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"LANES_CHECK", "maybe"}}).find("LANES_CHECK"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_RAILS", "eth0,,eth1"}}).find("empty entries"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_RAILS", "eth0,"}}).find("LANES_RAILS"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_TIMEOUT", "1.5x"}}).find("LANES_TIMEOUT"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_UCX_TLS", ""}}).find("LANES_UCX_TLS"), std::string::npos);
+}
+
+TEST(Config, TableListsEveryVariableOnce) {
+  std::map<std::string, int> seen;
+  for (const auto& v : lanes::detail::config_table()) {
+    EXPECT_EQ(std::string(v.name).rfind("LANES_", 0), 0u);
+    EXPECT_GT(std::string(v.help).size(), 10u);
+    ++seen[v.name];
+  }
+  for (const char* name : {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_PROGRESS",
+                           "LANES_UCX_TLS", "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT",
+                           "LANES_INFO", "LANES_BCAST_ALGORITHM", "LANES_SCATTER_ALGORITHM",
+                           "LANES_ALLTOALL_ALGORITHM"}) {
+    EXPECT_EQ(seen[name], 1) << name;
+  }
+  EXPECT_EQ(seen.size(), 12u);
+}

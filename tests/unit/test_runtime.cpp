@@ -1,0 +1,243 @@
+// The public API in one process: a single-process runtime, argument checking, use after
+// finalize, and several runtimes on threads of this process bootstrapped through the allgather
+// callback (real UCX over loopback, real shared memory).
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <lanes/lanes.hpp>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Sets environment variables for one test and restores them afterwards.
+class Env {
+ public:
+  Env(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (auto [k, v] : vars) {
+      const char* old = std::getenv(k);
+      saved_.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
+      if (v) setenv(k, v, 1);
+      else unsetenv(k);
+    }
+  }
+  ~Env() {
+    for (auto& [k, v] : saved_) {
+      if (v) setenv(k.c_str(), v->c_str(), 1);
+      else unsetenv(k.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+lanes::Errc code_of(const std::function<void()>& fn, std::string* what = nullptr) {
+  try {
+    fn();
+  } catch (const lanes::Error& e) {
+    if (what) *what = e.what();
+    return e.code();
+  }
+  ADD_FAILURE() << "no lanes::Error thrown";
+  return lanes::Errc::internal;
+}
+
+// An in-process allgather for `n` threads.
+class ThreadExchange {
+ public:
+  explicit ThreadExchange(int n) : n_(n), barrier_(n), slots_(static_cast<std::size_t>(n)) {}
+  std::function<void(const void*, void*, std::size_t)> fn(int rank) {
+    return [this, rank](const void* mine, void* all, std::size_t bytes) {
+      const auto* p = static_cast<const std::byte*>(mine);
+      slots_[static_cast<std::size_t>(rank)].assign(p, p + bytes);
+      barrier_.arrive_and_wait();
+      for (int r = 0; r < n_; ++r) {
+        std::memcpy(static_cast<std::byte*>(all) + static_cast<std::size_t>(r) * bytes,
+                    slots_[static_cast<std::size_t>(r)].data(), bytes);
+      }
+      barrier_.arrive_and_wait();
+    };
+  }
+
+ private:
+  int n_;
+  std::barrier<> barrier_;
+  std::vector<std::vector<std::byte>> slots_;
+};
+
+// Runs `body(rank, runtime)` on `n` threads, each with its own runtime.
+void run_ranks(int n, const std::function<void(int, lanes::Runtime&)>& body) {
+  ThreadExchange ex(n);
+  std::vector<std::thread> threads;
+  std::mutex m;
+  std::vector<std::string> errors;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        lanes::Runtime rt = lanes::Runtime::init(lanes::AllgatherBootstrap{r, n, ex.fn(r), ""});
+        body(r, rt);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(m);
+        errors.push_back("rank " + std::to_string(r) + ": " + e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) ADD_FAILURE() << e;
+}
+
+void check_collectives(lanes::Communicator& comm, std::size_t n) {
+  const int me = comm.rank();
+  const int p = comm.size();
+  for (int root = 0; root < p; ++root) {
+    std::vector<std::uint32_t> data(n, 0);
+    if (me == root) std::iota(data.begin(), data.end(), static_cast<std::uint32_t>(root * 1000));
+    comm.bcast(data, root);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(data[i], root * 1000u + i) << "bcast root " << root << " at rank " << me;
+    }
+    std::vector<std::uint32_t> send(me == root ? n * static_cast<std::size_t>(p) : 0), recv(n);
+    std::iota(send.begin(), send.end(), 7u);
+    comm.scatter(send, recv, root);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(recv[i], 7u + me * n + i) << "scatter";
+  }
+  std::vector<std::uint32_t> send(n * static_cast<std::size_t>(p)), recv(send.size());
+  for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<std::uint32_t>(me * 100000 + i);
+  comm.alltoall(send, recv);
+  for (int j = 0; j < p; ++j) {
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(recv[static_cast<std::size_t>(j) * n + i], j * 100000u + static_cast<std::uint32_t>(me) * n + i);
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Runtime, SingleProcessWithoutLauncher) {
+  Env env{{"LANES_RAILS", "lo"}, {"PMIX_NAMESPACE", nullptr}};
+  lanes::Runtime rt = lanes::Runtime::init();
+  EXPECT_EQ(rt.bootstrap_name(), "single");
+  lanes::Communicator world = rt.world();
+  EXPECT_EQ(world.rank(), 0);
+  EXPECT_EQ(world.size(), 1);
+  EXPECT_EQ(world.node_rank(), 0);
+  EXPECT_EQ(world.node_size(), 1);
+  EXPECT_EQ(world.num_nodes(), 1);
+  check_collectives(world, 1000);
+  check_collectives(world, 0);
+  lanes::Communicator self = world.split(0, 0);
+  EXPECT_EQ(self.size(), 1);
+  check_collectives(self, 7);
+  EXPECT_FALSE(world.split(-1, 0).valid());
+}
+
+TEST(Runtime, BadInputNamesTheProblem) {
+  Env env{{"LANES_RAILS", "lo"}};
+  lanes::Runtime rt = lanes::Runtime::init();
+  lanes::Communicator w = rt.world();
+  std::vector<int> v(10), v2(10);
+  std::string what;
+  EXPECT_EQ(code_of([&] { w.bcast(v, 1); }, &what), lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("root 1 is out of range"), std::string::npos) << what;
+  EXPECT_EQ(code_of([&] { w.bcast(v, -1); }), lanes::Errc::invalid_argument);
+  EXPECT_EQ(code_of([&] { w.scatter(v, v2, 3); }), lanes::Errc::invalid_argument);
+  std::vector<int> small(5);
+  EXPECT_EQ(code_of([&] { w.scatter(small, v2, 0); }, &what), lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("send must hold"), std::string::npos) << what;
+  EXPECT_EQ(code_of([&] { w.alltoall(v, small); }, &what), lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("recv holds"), std::string::npos) << what;
+  // Null data with a non-zero size.
+  const std::span<std::byte> null_bytes(static_cast<std::byte*>(nullptr), std::size_t{16});
+  EXPECT_EQ(code_of([&] { w.bcast_bytes(null_bytes, 0); }, &what), lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("null"), std::string::npos) << what;
+  // Overlapping send and receive ranges.
+  std::vector<int> buf(20);
+  EXPECT_EQ(code_of([&] { w.alltoall(std::span(buf).first(10), std::span(buf).subspan(5, 10)); },
+                    &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("overlap"), std::string::npos) << what;
+  EXPECT_EQ(code_of([&] { w.scatter(std::span(buf).first(10), std::span(buf).subspan(9, 10), 0); }),
+            lanes::Errc::invalid_argument);
+  // Unknown algorithm names list the known ones.
+  EXPECT_EQ(code_of([&] { w.bcast(v, 0, {.algorithm = "telepathy"}); }, &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("binomial"), std::string::npos) << what;
+  // Zero sizes are fine.
+  std::vector<int> none;
+  w.bcast(none, 0);
+  w.scatter(none, none, 0);
+  w.alltoall(none, none);
+}
+
+TEST(Runtime, UseAfterFinalizeThrows) {
+  Env env{{"LANES_RAILS", "lo"}};
+  lanes::Runtime rt = lanes::Runtime::init();
+  lanes::Communicator w = rt.world();
+  std::vector<int> v(4);
+  w.bcast(v, 0);
+  rt.finalize();
+  rt.finalize();  // idempotent
+  EXPECT_EQ(code_of([&] { w.bcast(v, 0); }), lanes::Errc::finalized);
+  EXPECT_EQ(code_of([&] { (void)w.rank(); }), lanes::Errc::finalized);
+  EXPECT_EQ(code_of([&] { (void)rt.world(); }), lanes::Errc::finalized);
+  lanes::Runtime moved = std::move(rt);
+  EXPECT_EQ(code_of([&] { (void)moved.world(); }), lanes::Errc::finalized);
+}
+
+TEST(Runtime, NullCommunicatorIsAnError) {
+  lanes::Communicator none;
+  EXPECT_FALSE(none.valid());
+  std::vector<int> v(1);
+  EXPECT_EQ(code_of([&] { none.bcast(v, 0); }), lanes::Errc::invalid_argument);
+}
+
+TEST(Runtime, UnknownRailIsAnErrorListingDevices) {
+  Env env{{"LANES_RAILS", "nosuchnic0"}};
+  std::string what;
+  EXPECT_EQ(code_of([&] { (void)lanes::Runtime::init(); }, &what), lanes::Errc::topology);
+  EXPECT_NE(what.find("nosuchnic0"), std::string::npos) << what;
+  EXPECT_NE(what.find("lo"), std::string::npos) << what;
+}
+
+TEST(Runtime, AllgatherBootstrapValidatesArguments) {
+  EXPECT_EQ(code_of([] { (void)lanes::Runtime::init(lanes::AllgatherBootstrap{3, 2, {}, ""}); }),
+            lanes::Errc::invalid_argument);
+}
+
+// Four ranks as threads on one node: on-node traffic through the shared-memory channels.
+TEST(Runtime, ThreadsOnOneNodeUseSharedMemory) {
+  for (const char* cma : {"auto", "0"}) {
+    Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", nullptr}, {"LANES_CMA", cma}};
+    run_ranks(4, [](int, lanes::Runtime& rt) {
+      lanes::Communicator w = rt.world();
+      EXPECT_EQ(w.num_nodes(), 1);
+      EXPECT_EQ(w.node_size(), 4);
+      EXPECT_EQ(rt.bootstrap_name(), "allgather");
+      check_collectives(w, 1);
+      check_collectives(w, 100003);
+      lanes::Communicator half = w.split(w.rank() / 2, -w.rank());
+      EXPECT_EQ(half.size(), 2);
+      EXPECT_EQ(half.rank(), 1 - w.rank() % 2);
+      check_collectives(half, 5000);
+    });
+  }
+}
+
+// Three ranks as threads, each its own emulated node: everything over UCX on loopback, two rails.
+TEST(Runtime, ThreadsOnEmulatedNodesUseRails) {
+  Env env{{"LANES_RAILS", "lo,lo"}, {"LANES_NODE_SIZE", "1"}};
+  run_ranks(3, [](int, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    EXPECT_EQ(w.num_nodes(), 3);
+    check_collectives(w, 1);
+    check_collectives(w, 70001);
+    lanes::Communicator odd = w.split(w.rank() % 2, 0);
+    check_collectives(odd, 333);
+  });
+}

@@ -1,0 +1,177 @@
+// The node segment and its channels, between threads of this process (real POSIX shared memory
+// and real process_vm_readv/writev on our own pid).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <lanes/error.hpp>
+#include <thread>
+#include <vector>
+
+#include "transport/shm/channels.hpp"
+#include "transport/shm/segment.hpp"
+
+using namespace lanes::transport;
+
+namespace {
+
+bool in_dev_shm(const std::string& name) { return std::filesystem::exists("/dev/shm" + name); }
+
+// Runs `fn` until it stops being pending (a test would hang otherwise: bound it).
+XferState drive(ShmTransfer& t, std::string& error) {
+  for (long i = 0; i < 200000000L; ++i) {
+    const XferState s = t.test(error);
+    if (s != XferState::pending) return s;
+    std::this_thread::yield();
+  }
+  return XferState::pending;
+}
+
+struct Pair {
+  explicit Pair(bool cma) : geometry(default_geometry(2)) {
+    ShmSegment seg = ShmSegment::create(channel_segment_bytes(geometry));
+    const std::string name = seg.name();
+    a = std::make_unique<NodeChannels>(std::move(seg), 0, geometry, true, cma);
+    b = std::make_unique<NodeChannels>(ShmSegment::attach(name, channel_segment_bytes(geometry)),
+                                       1, geometry, false, cma);
+    a->publish_self();
+    b->publish_self();
+    a->unlink();
+  }
+  ChannelGeometry geometry;
+  std::unique_ptr<NodeChannels> a, b;
+  std::uint64_t next_msg = 0;  // message numbers of a pair only ever grow
+};
+
+std::vector<unsigned char> pattern(std::size_t n, int seed) {
+  std::vector<unsigned char> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>(i * 7 + seed + (i >> 10));
+  return v;
+}
+
+// Sends `count` messages of `bytes` from a to b concurrently (two threads) and checks them.
+void exchange(Pair& pair, std::size_t bytes, int count) {
+  const std::uint64_t first = pair.next_msg;
+  pair.next_msg += static_cast<std::uint64_t>(count);
+  std::vector<std::vector<unsigned char>> sent, got(static_cast<std::size_t>(count));
+  for (int m = 0; m < count; ++m) sent.push_back(pattern(bytes, m));
+  std::thread sender([&] {
+    std::vector<ShmTransfer> ts;
+    for (int m = 0; m < count; ++m) {
+      ts.push_back(pair.a->send(1, first + static_cast<std::uint64_t>(m), sent[static_cast<std::size_t>(m)].data(), bytes));
+    }
+    for (auto& t : ts) {
+      std::string err;
+      EXPECT_EQ(drive(t, err), XferState::done) << err;
+    }
+  });
+  std::vector<ShmTransfer> rs;
+  for (int m = 0; m < count; ++m) {
+    got[static_cast<std::size_t>(m)].assign(bytes, 0);
+    rs.push_back(pair.b->recv(0, first + static_cast<std::uint64_t>(m), got[static_cast<std::size_t>(m)].data(), bytes));
+  }
+  for (auto& r : rs) {
+    std::string err;
+    EXPECT_EQ(drive(r, err), XferState::done) << err;
+  }
+  sender.join();
+  for (int m = 0; m < count; ++m) {
+    EXPECT_EQ(got[static_cast<std::size_t>(m)], sent[static_cast<std::size_t>(m)]) << "message " << m;
+  }
+}
+
+}  // namespace
+
+TEST(ShmSegment, CreatedPrivateAndUnlinked) {
+  std::string name;
+  {
+    ShmSegment seg = ShmSegment::create(1 << 20);
+    name = seg.name();
+    EXPECT_EQ(name.rfind(kShmNamePrefix, 0), 0u);
+    EXPECT_GE(name.size(), 30u);  // long random suffix
+    struct stat st {};
+    ASSERT_EQ(stat(("/dev/shm" + name).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    ShmSegment other = ShmSegment::attach(name, 1 << 20);
+    static_cast<char*>(seg.data())[12345] = 42;
+    EXPECT_EQ(static_cast<char*>(other.data())[12345], 42);
+    seg.unlink();
+    EXPECT_FALSE(in_dev_shm(name));
+    EXPECT_EQ(static_cast<char*>(other.data())[12345], 42);  // mappings outlive the name
+  }
+  EXPECT_FALSE(in_dev_shm(name));
+}
+
+TEST(ShmSegment, CreatorUnlinksOnDestruction) {
+  std::string name;
+  {
+    ShmSegment seg = ShmSegment::create(4096);
+    name = seg.name();
+    EXPECT_TRUE(in_dev_shm(name));
+  }
+  EXPECT_FALSE(in_dev_shm(name));
+}
+
+TEST(ShmSegment, TooLargeIsAClearError) {
+  try {
+    ShmSegment::create(std::size_t{1} << 50);
+    FAIL() << "a 1 PiB segment was created";
+  } catch (const lanes::Error& e) {
+    EXPECT_EQ(e.code(), lanes::Errc::resource);
+    EXPECT_NE(std::string(e.what()).find("/dev/shm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ShmSegment, AttachUnknownNameFails) {
+  EXPECT_THROW(ShmSegment::attach("/lanes-does-not-exist", 4096), lanes::Error);
+}
+
+TEST(NodeChannels, GeometryShrinksChunksOnLargeNodes) {
+  EXPECT_EQ(default_geometry(2).chunk, 32u * 1024);
+  EXPECT_EQ(default_geometry(128).chunk, 4096u);
+  EXPECT_LT(channel_segment_bytes(default_geometry(64)), std::size_t{600} << 20);
+}
+
+TEST(NodeChannels, CmaProbeSucceedsWithinOneProcess) {
+  Pair pair(true);
+  pair.a->probe_cma();
+  pair.b->probe_cma();
+  EXPECT_TRUE(pair.a->cma());
+  EXPECT_TRUE(pair.b->cma());
+}
+
+class ChannelProtocols : public ::testing::TestWithParam<std::tuple<bool, std::size_t>> {};
+
+TEST_P(ChannelProtocols, DeliverEveryByte) {
+  const auto [cma, bytes] = GetParam();
+  Pair pair(cma);
+  ASSERT_EQ(pair.a->cma(), cma);
+  exchange(pair, bytes, 3);
+  // More messages than slots in flight at once.
+  exchange(pair, bytes, pair.geometry.slots * 2 + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, ChannelProtocols,
+                         ::testing::Combine(::testing::Bool(),
+                                            ::testing::Values(std::size_t{0}, std::size_t{1},
+                                                              std::size_t{32 * 1024},
+                                                              std::size_t{32 * 1024 + 1},
+                                                              std::size_t{(1 << 20) + 3})));
+
+TEST(NodeChannels, SizeMismatchFailsBothSides) {
+  for (bool cma : {true, false}) {
+    Pair pair(cma);
+    std::vector<char> out(100000, 1), in(50000);
+    ShmTransfer s = pair.a->send(1, 0, out.data(), out.size());
+    ShmTransfer r = pair.b->recv(0, 0, in.data(), in.size());
+    std::string es, er;
+    XferState ss = XferState::pending, rs = XferState::pending;
+    for (int i = 0; i < 1000000 && (ss == XferState::pending || rs == XferState::pending); ++i) {
+      if (ss == XferState::pending) ss = s.test(es);
+      if (rs == XferState::pending) rs = r.test(er);
+    }
+    EXPECT_EQ(rs, XferState::failed);
+    EXPECT_NE(er.find("100000 bytes"), std::string::npos) << er;
+    EXPECT_EQ(ss, XferState::failed) << "cma=" << cma;
+  }
+}
