@@ -9,11 +9,11 @@
 namespace lanes::algos {
 
 struct Layout {
-  int size = 1;       // p
-  int num_lanes = 1;  // k: lanes (rails) usable off-node
-  std::vector<int> node_of;                 // rank -> node index, nodes numbered 0..N-1 by first rank
-  std::vector<int> local_rank_of;           // rank -> index on its node
-  std::vector<int> lane_of;                 // rank -> lane it drives by default (0..k-1)
+  int size = 1;                    // p
+  int num_lanes = 1;               // k: lanes (rails) usable off-node
+  std::vector<int> node_of;        // rank -> node index, nodes numbered 0..N-1 by first rank
+  std::vector<int> local_rank_of;  // rank -> index on its node
+  std::vector<int> lane_of;        // rank -> lane it drives by default (0..k-1)
   std::vector<std::vector<int>> node_ranks;  // node -> its ranks ordered by local rank
 
   int num_nodes() const { return static_cast<int>(node_ranks.size()); }

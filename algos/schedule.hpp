@@ -36,12 +36,12 @@ using OpId = std::uint32_t;
 
 struct Op {
   OpKind kind = OpKind::copy;
-  int peer = -1;         // send/recv: communicator rank of the other side
-  int lane = 0;          // send/recv: lane to use when the peer is on another node
-  Region src;            // send, copy
-  Region dst;            // recv, copy
-  std::uint32_t msg = 0;  // send/recv: index among messages between this pair (see finalize)
-  int round = 0;         // the algorithm's communication round (for the simulator's checks)
+  int peer = -1;           // send/recv: communicator rank of the other side
+  int lane = 0;            // send/recv: lane to use when the peer is on another node
+  Region src;              // send, copy
+  Region dst;              // recv, copy
+  std::uint32_t msg = 0;   // send/recv: index among messages between this pair (see finalize)
+  int round = 0;           // the algorithm's communication round (for the simulator's checks)
   std::vector<OpId> deps;  // ops of this schedule that must complete before this one starts
 };
 

@@ -15,10 +15,10 @@ namespace lanes::algos {
 
 struct SimResult {
   bool ok = false;
-  std::string error;  // first problem found, naming rank and op
+  std::string error;   // first problem found, naming rank and op
   int max_rounds = 0;  // largest Schedule::rounds over ranks
   std::size_t messages = 0;
-  std::size_t bytes_moved = 0;   // over all messages
+  std::size_t bytes_moved = 0;    // over all messages
   std::size_t offnode_bytes = 0;  // messages between different nodes
 };
 

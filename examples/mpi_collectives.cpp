@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
     comm.bcast(values, 0);
 
     std::vector<int> send(p * 2), recv(p * 2);
-    for (std::size_t j = 0; j < p; ++j) send[2 * j] = send[2 * j + 1] = me * 100 + static_cast<int>(j);
+    for (std::size_t j = 0; j < p; ++j)
+      send[2 * j] = send[2 * j + 1] = me * 100 + static_cast<int>(j);
     comm.alltoall(send, recv);
 
     bool ok = values.back() == 2.5;
@@ -28,8 +29,9 @@ int main(int argc, char** argv) {
     // The MPI library and lanes live side by side: compare notes through MPI.
     int all_ok = 0, mine = ok ? 1 : 0;
     MPI_Allreduce(&mine, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (me == 0) std::printf("mpi_collectives: %zu ranks (bootstrap %s): %s\n", p,
-                             rt.bootstrap_name().c_str(), all_ok ? "correct" : "WRONG");
+    if (me == 0)
+      std::printf("mpi_collectives: %zu ranks (bootstrap %s): %s\n", p, rt.bootstrap_name().c_str(),
+                  all_ok ? "correct" : "WRONG");
     status = all_ok ? 0 : 1;
   }  // lanes finalizes before MPI does
   MPI_Finalize();

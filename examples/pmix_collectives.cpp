@@ -12,7 +12,8 @@ int main() {
     lanes::Communicator world = rt.world();
     const int me = world.rank();
     const auto p = static_cast<std::size_t>(world.size());
-    if (me == 0) std::printf("bootstrap: %s\n%s", rt.bootstrap_name().c_str(), rt.describe().c_str());
+    if (me == 0)
+      std::printf("bootstrap: %s\n%s", rt.bootstrap_name().c_str(), rt.describe().c_str());
 
     // bcast: 16 MiB of 64-bit words from the last rank.
     const int root = world.size() - 1;

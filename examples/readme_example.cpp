@@ -32,7 +32,7 @@ int main() {
 
   bool ok = data.back() == (1 << 20) - 1 && mine[0] == 1000 * me && in[4 * (p - 1)] == p - 1 &&
             token[7] == me % 2;
-  std::printf("rank %d of %d (local rank %d, %d nodes): %s\n", me, p, world.node_rank(), world.num_nodes(),
-              ok ? "ok" : "WRONG");
+  std::printf("rank %d of %d (local rank %d, %d nodes): %s\n", me, p, world.node_rank(),
+              world.num_nodes(), ok ? "ok" : "WRONG");
   return ok ? 0 : 1;
 }

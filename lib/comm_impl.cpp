@@ -52,8 +52,8 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
   exchange(mine, names.data(), kNameBytes);
   if (shared && !leader) {
     const std::string name(&names[kNameBytes * static_cast<std::size_t>(exchange_rank_of_leader)]);
-    channels_ = std::make_unique<transport::NodeChannels>(transport::ShmSegment::attach(name, bytes),
-                                                          local_rank(), geometry, false, want_cma);
+    channels_ = std::make_unique<transport::NodeChannels>(
+        transport::ShmSegment::attach(name, bytes), local_rank(), geometry, false, want_cma);
   }
   if (channels_) channels_->publish_self();
   char dummy = 0;
@@ -104,26 +104,30 @@ std::string CommImpl::choose_algorithm(Collective coll, const CallOptions& optio
   const char* source = "CallOptions::algorithm";
   if (name.empty() || name == "auto") {
     switch (coll) {
-      case Collective::bcast: name = cfg.bcast_algorithm, source = "LANES_BCAST_ALGORITHM"; break;
+      case Collective::bcast:
+        name = cfg.bcast_algorithm, source = "LANES_BCAST_ALGORITHM";
+        break;
       case Collective::scatter:
         name = cfg.scatter_algorithm, source = "LANES_SCATTER_ALGORITHM";
         break;
       case Collective::alltoall:
         name = cfg.alltoall_algorithm, source = "LANES_ALLTOALL_ALGORITHM";
         break;
-      default: name = "auto"; break;
+      default:
+        name = "auto";
+        break;
     }
   }
-  const char* fallback = coll == Collective::bcast       ? "binomial"
-                         : coll == Collective::scatter   ? "binomial"
-                         : coll == Collective::alltoall  ? "pairwise"
-                                                         : "linear";
+  const char* fallback = coll == Collective::bcast      ? "binomial"
+                         : coll == Collective::scatter  ? "binomial"
+                         : coll == Collective::alltoall ? "pairwise"
+                                                        : "linear";
   if (name == "auto") name = fallback;
   const algos::Algorithm* algo = algos::find_algorithm(coll, name);
   if (algo == nullptr) {
-    throw Error(Errc::invalid_argument, std::string(source) + "='" + name + "' is not a " +
-                                            algos::to_string(coll) + " algorithm; available: " +
-                                            algos::algorithm_names(coll));
+    throw Error(Errc::invalid_argument,
+                std::string(source) + "='" + name + "' is not a " + algos::to_string(coll) +
+                    " algorithm; available: " + algos::algorithm_names(coll));
   }
   if (algo->applicable != nullptr && !algo->applicable(layout_)) {
     if (runtime_->config().info > 0 && rank_ == 0) {
@@ -136,8 +140,8 @@ std::string CommImpl::choose_algorithm(Collective coll, const CallOptions& optio
 }
 
 std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, int root,
-                                                              std::size_t bytes,
-                                                              const std::string& algorithm) {
+                                                               std::size_t bytes,
+                                                               const std::string& algorithm) {
   const CacheKey key{static_cast<int>(coll), root, bytes, algorithm};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
@@ -213,11 +217,12 @@ void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::st
   exchange(&mine, all.data(), sizeof mine);
   for (int r = 0; r < size(); ++r) {
     if (all[static_cast<std::size_t>(r)].has_error != 0) {
-      throw Error(Errc::invalid_argument,
-                  r == rank_ ? "rank " + std::to_string(r) + ": " + algos::to_string(coll) + ": " +
-                                   local_error
-                             : "rank " + std::to_string(r) + " passed invalid arguments to " +
-                                   algos::to_string(coll) + " (LANES_CHECK=1; its error says which)");
+      throw Error(
+          Errc::invalid_argument,
+          r == rank_
+              ? "rank " + std::to_string(r) + ": " + algos::to_string(coll) + ": " + local_error
+              : "rank " + std::to_string(r) + " passed invalid arguments to " +
+                    algos::to_string(coll) + " (LANES_CHECK=1; its error says which)");
     }
   }
   const Signature& ref = all.front();
@@ -286,8 +291,8 @@ void CommImpl::alltoall(std::span<const std::byte> send, std::span<std::byte> re
     err = "send holds " + std::to_string(send.size()) + " bytes but recv holds " +
           std::to_string(recv.size()) + ": both must hold size() equal blocks";
   } else if (send.size() % p != 0) {
-    err = "send holds " + std::to_string(send.size()) + " bytes, not divisible into size() = " +
-          std::to_string(p) + " equal blocks";
+    err = "send holds " + std::to_string(send.size()) +
+          " bytes, not divisible into size() = " + std::to_string(p) + " equal blocks";
   } else if ((send.data() == nullptr || recv.data() == nullptr) && !send.empty()) {
     err = std::string(send.data() == nullptr ? "send" : "recv") + " is null but its size is " +
           std::to_string(send.size()) + " bytes";
@@ -337,11 +342,12 @@ std::shared_ptr<CommImpl> CommImpl::split(int color, int key) {
     }
     algos::Layout sub = algos::Layout::from_node_labels(labels, layout_.num_lanes);
     for (std::size_t i = 0; i < members.size(); ++i) {
-      sub.lane_of[i] = layout_.lane_of[static_cast<std::size_t>(members[i])];  // same rail as before
+      sub.lane_of[i] =
+          layout_.lane_of[static_cast<std::size_t>(members[i])];  // same rail as before
     }
-    const int leader_new = sub.node_ranks[static_cast<std::size_t>(
-                                              sub.node_of[static_cast<std::size_t>(new_rank)])]
-                               .front();
+    const int leader_new =
+        sub.node_ranks[static_cast<std::size_t>(sub.node_of[static_cast<std::size_t>(new_rank)])]
+            .front();
     leader_parent_rank = members[static_cast<std::size_t>(leader_new)];
     comm = std::make_shared<CommImpl>(runtime_, std::move(sub), new_rank, std::move(world), id);
   }

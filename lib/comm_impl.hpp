@@ -74,8 +74,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
 
  private:
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
-                                                      std::size_t bytes,
-                                                      const std::string& algorithm);
+                                                       std::size_t bytes,
+                                                       const std::string& algorithm);
   std::string choose_algorithm(algos::Collective coll, const CallOptions& options) const;
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
   // argument error (empty if none); every rank throws if any rank has one.

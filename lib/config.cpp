@@ -91,19 +91,26 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   }
   if (auto v = get("LANES_LANES")) c.lanes = static_cast<int>(parse_int("LANES_LANES", *v, 0, 64));
   if (auto v = get("LANES_PROGRESS")) {
-    if (*v == "spin") c.progress = ProgressMode::spin;
-    else if (*v == "yield") c.progress = ProgressMode::yield;
-    else if (*v == "wait") c.progress = ProgressMode::wait;
-    else if (*v == "auto") c.progress = ProgressMode::automatic;
-    else bad("LANES_PROGRESS", *v, "spin, yield, wait or auto");
+    if (*v == "spin")
+      c.progress = ProgressMode::spin;
+    else if (*v == "yield")
+      c.progress = ProgressMode::yield;
+    else if (*v == "wait")
+      c.progress = ProgressMode::wait;
+    else if (*v == "auto")
+      c.progress = ProgressMode::automatic;
+    else
+      bad("LANES_PROGRESS", *v, "spin, yield, wait or auto");
   }
   if (auto v = get("LANES_UCX_TLS")) {
     if (v->empty()) bad("LANES_UCX_TLS", *v, "a UCX transport list such as ^sm or tcp");
     c.ucx_tls = *v;
   }
   if (auto v = get("LANES_CMA")) {
-    if (*v == "auto") c.cma = CmaMode::automatic;
-    else c.cma = parse_bool("LANES_CMA", *v) ? CmaMode::on : CmaMode::off;
+    if (*v == "auto")
+      c.cma = CmaMode::automatic;
+    else
+      c.cma = parse_bool("LANES_CMA", *v) ? CmaMode::on : CmaMode::off;
   }
   if (auto v = get("LANES_CHECK")) c.check = parse_bool("LANES_CHECK", *v);
   if (auto v = get("LANES_TIMEOUT")) {
@@ -127,10 +134,14 @@ std::string config_value(const ConfigVar& var) {
 
 const char* to_string(ProgressMode m) {
   switch (m) {
-    case ProgressMode::spin: return "spin";
-    case ProgressMode::yield: return "yield";
-    case ProgressMode::wait: return "wait";
-    case ProgressMode::automatic: return "auto";
+    case ProgressMode::spin:
+      return "spin";
+    case ProgressMode::yield:
+      return "yield";
+    case ProgressMode::wait:
+      return "wait";
+    case ProgressMode::automatic:
+      return "auto";
   }
   return "?";
 }

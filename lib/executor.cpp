@@ -33,12 +33,12 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
     p->dep_counts[i] = static_cast<std::uint32_t>(op.deps.size());
     if (op.kind == OpKind::copy) continue;
     if (op.peer < 0 || op.peer >= layout.size || op.peer == comm.rank()) {
-      throw Error(Errc::internal, p->algorithm + ": op with invalid peer " +
-                                      std::to_string(op.peer));
+      throw Error(Errc::internal,
+                  p->algorithm + ": op with invalid peer " + std::to_string(op.peer));
     }
     if (op.msg >= transport::kMaxTagMessages) {
-      throw Error(Errc::internal, p->algorithm + ": more messages between two ranks than a tag " +
-                                      "can number");
+      throw Error(Errc::internal,
+                  p->algorithm + ": more messages between two ranks than a tag " + "can number");
     }
     if (layout.same_node(op.peer, comm.rank())) {
       auto& counts = op.kind == OpKind::send ? sends : recvs;
@@ -79,9 +79,12 @@ Execution::Execution(CommImpl& comm, std::shared_ptr<const PreparedSchedule> pre
 
 std::byte* Execution::address(const algos::Region& r) const {
   switch (r.buffer) {
-    case Buffer::send: return send_ == nullptr ? nullptr : send_ + r.offset;
-    case Buffer::recv: return recv_ == nullptr ? nullptr : recv_ + r.offset;
-    case Buffer::scratch: return scratch_.get() + r.offset;
+    case Buffer::send:
+      return send_ == nullptr ? nullptr : send_ + r.offset;
+    case Buffer::recv:
+      return recv_ == nullptr ? nullptr : recv_ + r.offset;
+    case Buffer::scratch:
+      return scratch_.get() + r.offset;
   }
   return nullptr;
 }
@@ -97,7 +100,8 @@ void Execution::start(OpId id) {
       complete(id);
       return;
     case OpKind::send:
-    case OpKind::recv: break;
+    case OpKind::recv:
+      break;
   }
   const bool is_send = op.kind == OpKind::send;
   std::byte* data = address(is_send ? op.src : op.dst);
@@ -107,10 +111,9 @@ void Execution::start(OpId id) {
     transport::NodeChannels* ch = comm_.channels();
     if (ch == nullptr) throw Error(Errc::internal, "no node channels for an on-node message");
     transfers_[id] =
-        is_send ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data,
-                           bytes)
-                : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data,
-                           bytes);
+        is_send
+            ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes)
+            : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes);
   } else {
     transport::Rails& rails = comm_.runtime().rails();
     const std::size_t rail = static_cast<std::size_t>(op.lane) % rails.count();

@@ -24,8 +24,8 @@ class CommImpl;
 struct PreparedSchedule {
   algos::Schedule schedule;
   std::string algorithm;
-  std::vector<std::vector<algos::OpId>> dependents;  // op -> ops that wait for it
-  std::vector<std::uint32_t> dep_counts;             // op -> number of deps
+  std::vector<std::vector<algos::OpId>> dependents;       // op -> ops that wait for it
+  std::vector<std::uint32_t> dep_counts;                  // op -> number of deps
   std::vector<std::pair<int, std::uint32_t>> node_sends;  // (local peer, messages) on this node
   std::vector<std::pair<int, std::uint32_t>> node_recvs;
 };
@@ -39,8 +39,8 @@ class Execution {
  public:
   // Starting claims the communicator's next sequence number and message numbers, so executions
   // of one communicator must be created in the same order on every rank.
-  Execution(CommImpl& comm, std::shared_ptr<const PreparedSchedule> prepared,
-            const std::byte* send, std::byte* recv);
+  Execution(CommImpl& comm, std::shared_ptr<const PreparedSchedule> prepared, const std::byte* send,
+            std::byte* recv);
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 

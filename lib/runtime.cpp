@@ -56,12 +56,18 @@ detail::RuntimeImpl& alive(const std::shared_ptr<detail::RuntimeImpl>& impl) {
 }
 }  // namespace
 
-Communicator Runtime::world() const { return Communicator(alive(impl_).world()); }
+Communicator Runtime::world() const {
+  return Communicator(alive(impl_).world());
+}
 void Runtime::finalize() {
   if (impl_) impl_->finalize();
 }
-std::string Runtime::bootstrap_name() const { return alive(impl_).bootstrap_name(); }
-std::string Runtime::describe() const { return alive(impl_).describe(); }
+std::string Runtime::bootstrap_name() const {
+  return alive(impl_).bootstrap_name();
+}
+std::string Runtime::describe() const {
+  return alive(impl_).describe();
+}
 
 // ---------------------------------------------------------------------------------------------
 namespace {
@@ -75,14 +81,22 @@ detail::CommImpl& usable(const std::shared_ptr<detail::CommImpl>& impl) {
 }
 }  // namespace
 
-int Communicator::rank() const { return usable(impl_).rank(); }
-int Communicator::size() const { return usable(impl_).size(); }
-int Communicator::node_rank() const { return usable(impl_).local_rank(); }
+int Communicator::rank() const {
+  return usable(impl_).rank();
+}
+int Communicator::size() const {
+  return usable(impl_).size();
+}
+int Communicator::node_rank() const {
+  return usable(impl_).local_rank();
+}
 int Communicator::node_size() const {
   const auto& c = usable(impl_);
   return c.layout().node_size_of(c.rank());
 }
-int Communicator::num_nodes() const { return usable(impl_).layout().num_nodes(); }
+int Communicator::num_nodes() const {
+  return usable(impl_).layout().num_nodes();
+}
 
 Communicator Communicator::split(int color, int key) const {
   return Communicator(usable(impl_).split(color, key));

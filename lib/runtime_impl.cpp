@@ -75,7 +75,9 @@ Runtime RuntimeImpl::start(std::unique_ptr<transport::Bootstrap> bootstrap) {
   return Runtime(impl);
 }
 
-RuntimeImpl::~RuntimeImpl() { finalize(); }
+RuntimeImpl::~RuntimeImpl() {
+  finalize();
+}
 
 void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   config_ = Config::from_environment();
@@ -117,8 +119,8 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     for (const auto& rec : records) on_host += rec.node_key == mine.node_key ? 1 : 0;
     progress_ = on_host > mine.cores ? ProgressMode::wait : ProgressMode::spin;
   }
-  for (const auto& rec : records) peers_.push_back(PeerRecord{rec.node_key, rec.launcher_local_rank,
-                                                                rec.numa, rec.cores, {}});
+  for (const auto& rec : records)
+    peers_.push_back(PeerRecord{rec.node_key, rec.launcher_local_rank, rec.numa, rec.cores, {}});
   for (std::size_t r = 0; r < records.size(); ++r) {
     for (const auto& d : records[r].rails) peers_[r].rails.push_back(d.name);
   }
@@ -128,8 +130,8 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   world_ = std::make_shared<CommImpl>(shared_from_this(), std::move(layout), rank,
                                       std::move(identity), 0);
   const auto& lay = world_->layout();
-  const int leader = lay.node_ranks[static_cast<std::size_t>(lay.node_of[static_cast<std::size_t>(rank)])]
-                         .front();
+  const int leader =
+      lay.node_ranks[static_cast<std::size_t>(lay.node_of[static_cast<std::size_t>(rank)])].front();
   const bool want_cma = config_.cma != CmaMode::off;
   world_->open_node_channels(
       [&boot](const void* m, void* a, std::size_t b) { boot.allgather(m, a, b); }, size, leader,
@@ -188,11 +190,16 @@ void RuntimeImpl::wait(Execution& ex) {
     }
     switch (progress_) {
       case ProgressMode::spin:
-      case ProgressMode::automatic: break;
-      case ProgressMode::yield: sched_yield(); break;
+      case ProgressMode::automatic:
+        break;
+      case ProgressMode::yield:
+        sched_yield();
+        break;
       case ProgressMode::wait:
-        if (ex.waits_on_node()) sched_yield();
-        else rails_->wait_for_events(10);
+        if (ex.waits_on_node())
+          sched_yield();
+        else
+          rails_->wait_for_events(10);
         break;
     }
   }
@@ -206,7 +213,7 @@ std::string RuntimeImpl::describe() const {
   o << "lanes: " << lay.describe() << ", bootstrap " << bootstrap_name_ << ", progress "
     << to_string(progress_) << ", on-node copies "
     << (lay.node_size_of(world_->rank()) == 1 ? "none (alone on node)"
-                                               : (world_->cma() ? "cma" : "staged"))
+                                              : (world_->cma() ? "cma" : "staged"))
     << "\n";
   for (int node = 0; node < lay.num_nodes(); ++node) {
     const auto& ranks = lay.node_ranks[static_cast<std::size_t>(node)];

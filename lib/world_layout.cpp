@@ -25,8 +25,9 @@ algos::Layout build_world_layout(const std::vector<StartupRecord>& records, int 
       throw Error(Errc::topology,
                   "rank 0 drives " + std::to_string(rails) + " rails (" +
                       rail_list(records.front().rails) + ") but rank " + std::to_string(r) +
-                      " drives " + std::to_string(records[static_cast<std::size_t>(r)].rails.size()) +
-                      " (" + rail_list(records[static_cast<std::size_t>(r)].rails) +
+                      " drives " +
+                      std::to_string(records[static_cast<std::size_t>(r)].rails.size()) + " (" +
+                      rail_list(records[static_cast<std::size_t>(r)].rails) +
                       "): every process needs the same number of rails; set LANES_RAILS");
     }
   }
@@ -40,12 +41,12 @@ algos::Layout build_world_layout(const std::vector<StartupRecord>& records, int 
       const int first = r / node_size * node_size;
       if (records[static_cast<std::size_t>(r)].node_key !=
           records[static_cast<std::size_t>(first)].node_key) {
-        throw Error(Errc::invalid_argument,
-                    "LANES_NODE_SIZE=" + std::to_string(node_size) + " puts rank " +
-                        std::to_string(first) + " (host " +
-                        records[static_cast<std::size_t>(first)].node_key + ") and rank " +
-                        std::to_string(r) + " (host " + records[static_cast<std::size_t>(r)].node_key +
-                        ") on one node: emulated nodes must stay within a host");
+        throw Error(
+            Errc::invalid_argument,
+            "LANES_NODE_SIZE=" + std::to_string(node_size) + " puts rank " + std::to_string(first) +
+                " (host " + records[static_cast<std::size_t>(first)].node_key + ") and rank " +
+                std::to_string(r) + " (host " + records[static_cast<std::size_t>(r)].node_key +
+                ") on one node: emulated nodes must stay within a host");
       }
     }
   } else {
@@ -62,11 +63,13 @@ algos::Layout build_world_layout(const std::vector<StartupRecord>& records, int 
   if (use_launcher_order) {
     for (auto& ranks : layout.node_ranks) {
       std::vector<int> locals;
-      for (int r : ranks) locals.push_back(records[static_cast<std::size_t>(r)].launcher_local_rank);
+      for (int r : ranks)
+        locals.push_back(records[static_cast<std::size_t>(r)].launcher_local_rank);
       std::vector<int> sorted = locals;
       std::sort(sorted.begin(), sorted.end());
       bool permutation = true;
-      for (std::size_t i = 0; i < sorted.size(); ++i) permutation &= sorted[i] == static_cast<int>(i);
+      for (std::size_t i = 0; i < sorted.size(); ++i)
+        permutation &= sorted[i] == static_cast<int>(i);
       if (!permutation) continue;
       std::sort(ranks.begin(), ranks.end(), [&](int a, int b) {
         return records[static_cast<std::size_t>(a)].launcher_local_rank <

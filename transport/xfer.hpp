@@ -10,9 +10,9 @@ enum class XferState : std::uint8_t { pending, done, failed };
 // 64-bit UCX tag of one message: communicator, collective sequence number, sender's rank in
 // the communicator and the message's index between the pair within that collective.
 struct MessageKey {
-  std::uint32_t comm = 0;  // 16 bits used
-  std::uint32_t seq = 0;   // 16 bits used (wraps)
-  std::uint32_t src = 0;   // 20 bits used
+  std::uint32_t comm = 0;   // 16 bits used
+  std::uint32_t seq = 0;    // 16 bits used (wraps)
+  std::uint32_t src = 0;    // 20 bits used
   std::uint32_t index = 0;  // 12 bits used
 };
 

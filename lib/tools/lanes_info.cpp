@@ -9,6 +9,14 @@
 
 namespace {
 
+// The configuration table as the README shows it.
+void print_config_markdown() {
+  std::printf("| variable | default | meaning |\n|---|---|---|\n");
+  for (const auto& var : lanes::detail::config_table()) {
+    std::printf("| `%s` | `%s` | %s |\n", var.name, var.default_value, var.help);
+  }
+}
+
 void print_config() {
   std::printf("%-26s %-10s %-10s %s\n", "variable", "value", "default", "meaning");
   for (const auto& var : lanes::detail::config_table()) {
@@ -21,8 +29,13 @@ void print_config() {
 
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    std::printf("usage: [mpirun ...] lanes-info [--config]\n"
-                "Prints the layout lanes sees and its configuration variables.\n");
+    std::printf(
+        "usage: [mpirun ...] lanes-info [--config]\n"
+        "Prints the layout lanes sees and its configuration variables.\n");
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--config-markdown") == 0) {
+    print_config_markdown();
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "--config") == 0) {

@@ -69,25 +69,30 @@ int env_int(const char* name) {
   return v != nullptr ? std::atoi(v) : -1;
 }
 
-void check_identity(Bootstrap& boot, const std::string& kind, Checker& c) {
+// `world`: the bootstrap spans the whole job, so the launcher's OMPI_COMM_WORLD_* must agree.
+void check_identity(Bootstrap& boot, const std::string& kind, Checker& c, bool world = true) {
   const int rank = boot.rank();
   const int size = boot.size();
   c.expect(kind == boot.name(), "name() is '" + std::string(boot.name()) + "'");
   c.expect(size >= 1 && rank >= 0 && rank < size,
            "rank " + std::to_string(rank) + " outside size " + std::to_string(size));
 
-  const int env_rank = env_int("OMPI_COMM_WORLD_RANK");
-  const int env_size = env_int("OMPI_COMM_WORLD_SIZE");
-  if (env_rank >= 0) c.expect(env_rank == rank, "OMPI_COMM_WORLD_RANK differs from rank()");
-  if (env_size >= 0) c.expect(env_size == size, "OMPI_COMM_WORLD_SIZE differs from size()");
-  const int env_local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK");
-  const int env_local_size = env_int("OMPI_COMM_WORLD_LOCAL_SIZE");
   const auto p = boot.placement();
-  if (env_local_rank >= 0) {
-    c.expect(env_local_rank == p.local_rank, "OMPI_COMM_WORLD_LOCAL_RANK differs from local_rank");
-  }
-  if (env_local_size >= 0) {
-    c.expect(env_local_size == p.local_size, "OMPI_COMM_WORLD_LOCAL_SIZE differs from local_size");
+  if (world) {
+    const int env_rank = env_int("OMPI_COMM_WORLD_RANK");
+    const int env_size = env_int("OMPI_COMM_WORLD_SIZE");
+    const int env_local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK");
+    const int env_local_size = env_int("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (env_rank >= 0) c.expect(env_rank == rank, "OMPI_COMM_WORLD_RANK differs from rank()");
+    if (env_size >= 0) c.expect(env_size == size, "OMPI_COMM_WORLD_SIZE differs from size()");
+    if (env_local_rank >= 0) {
+      c.expect(env_local_rank == p.local_rank,
+               "OMPI_COMM_WORLD_LOCAL_RANK differs from local_rank");
+    }
+    if (env_local_size >= 0) {
+      c.expect(env_local_size == p.local_size,
+               "OMPI_COMM_WORLD_LOCAL_SIZE differs from local_size");
+    }
   }
 
   // Gather everybody's view of itself, then check it as a whole on every rank.
@@ -202,6 +207,49 @@ std::unique_ptr<Bootstrap> make(const std::string& kind) {
   return lanes::transport::make_pmix_bootstrap();
 }
 
+template <typename F>
+void expect_error(Checker& c, F&& f, lanes::Errc code, const std::string& needle) {
+  try {
+    f();
+    c.expect(false, "no lanes::Error thrown where one mentioning '" + needle + "' was due");
+  } catch (const lanes::Error& e) {
+    c.expect(e.code() == code && std::string(e.what()).find(needle) != std::string::npos,
+             std::string("unexpected error: ") + e.what());
+  }
+}
+
+#if BOOTSTRAP_CHECK_MPI
+// make_mpi_bootstrap's argument checks, and a bootstrap over half of the job.
+void check_mpi_communicators(Checker& c) {
+  using lanes::transport::make_mpi_bootstrap;
+  expect_error(
+      c, [] { make_mpi_bootstrap(MPI_COMM_NULL); }, lanes::Errc::invalid_argument, "MPI_COMM_NULL");
+  int world_rank = 0;
+  int world_size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  if (world_size < 2) return;
+
+  const int parity = world_rank % 2;
+  MPI_Comm half = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, parity, world_rank, &half);
+  MPI_Comm inter = MPI_COMM_NULL;
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, parity == 0 ? 1 : 0, 7, &inter);
+  expect_error(
+      c, [&] { make_mpi_bootstrap(inter); }, lanes::Errc::invalid_argument, "inter-communicator");
+  MPI_Comm_free(&inter);
+  {
+    auto sub = make_mpi_bootstrap(half);
+    c.expect(sub->rank() == world_rank / 2 && sub->size() == (world_size + 1 - parity) / 2,
+             "bootstrap over half the job: rank " + std::to_string(sub->rank()) + " size " +
+                 std::to_string(sub->size()));
+    check_identity(*sub, "mpi", c, false);
+    check_allgather(*sub, 3000, c);
+  }
+  MPI_Comm_free(&half);
+}
+#endif
+
 int run(const std::string& kind) {
   Checker c;
   std::string line;
@@ -217,6 +265,9 @@ int run(const std::string& kind) {
       check_allgather(*second, 1000, c);
     }
     check_allgather(*boot, 2000, c);
+#if BOOTSTRAP_CHECK_MPI
+    if (kind == "mpi") check_mpi_communicators(c);
+#endif
 
     const auto p = boot->placement();
     line = "bootstrap_check " + kind + " OK rank=" + std::to_string(boot->rank()) +
@@ -242,12 +293,30 @@ int main(int argc, char** argv) {
   if (kind == "pmix") return run(kind);
 #if BOOTSTRAP_CHECK_MPI
   if (kind == "mpi") {
+    // Before MPI_Init and after MPI_Finalize the MPI bootstrap must refuse, not crash.
+    auto refused = [] {
+      try {
+        lanes::transport::make_mpi_bootstrap(MPI_COMM_WORLD);
+      } catch (const lanes::Error& e) {
+        return e.code() == lanes::Errc::bootstrap;
+      }
+      return false;
+    };
+    if (lanes::transport::mpi_active() || !refused()) {
+      std::fprintf(stderr, "bootstrap_check mpi FAILED: MPI bootstrap accepted before MPI_Init\n");
+      return 1;
+    }
     MPI_Init(&argc, &argv);
     const int rc = run(kind);
     // A failed rank exits without MPI_Finalize so that the launcher ends the job instead of
     // leaving the others waiting in a collective.
     if (rc != 0) return rc;
     MPI_Finalize();
+    if (lanes::transport::mpi_active() || !refused()) {
+      std::fprintf(stderr,
+                   "bootstrap_check mpi FAILED: MPI bootstrap accepted after MPI_Finalize\n");
+      return 1;
+    }
     return 0;
   }
 #endif

@@ -26,8 +26,9 @@ std::vector<std::size_t> parse_sizes(const std::string& s) {
 
 // The byte at `index` of the data that `from` contributes for `to` in call `call`.
 inline std::uint8_t pattern(int from, int to, std::size_t index, int call) {
-  const std::uint64_t x = index * 131u + (index >> 9) * 7u + static_cast<std::uint64_t>(from) * 29u +
-                          static_cast<std::uint64_t>(to) * 53u + static_cast<std::uint64_t>(call) * 11u;
+  const std::uint64_t x =
+      index * 131u + (index >> 9) * 7u + static_cast<std::uint64_t>(from) * 29u +
+      static_cast<std::uint64_t>(to) * 53u + static_cast<std::uint64_t>(call) * 11u;
   return static_cast<std::uint8_t>(x ^ (x >> 8));
 }
 
@@ -60,14 +61,16 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
   const int p = comm.size();
   const int me = comm.rank();
   for (std::size_t size : sizes) {
-    const std::size_t block = size > (8u << 20) ? (size + static_cast<std::size_t>(p) - 1) /
-                                                      static_cast<std::size_t>(p)
-                                                : size;
+    const std::size_t block =
+        size > (8u << 20) ? (size + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p)
+                          : size;
     if (colls.find("bcast") != std::string::npos) {
       std::vector<std::uint8_t> data(size);
       for (int root = 0; root < p; ++root, ++call) {
-        if (me == root) fill(data.data(), size, root, -1, call);
-        else std::memset(data.data(), 0xEE, size);
+        if (me == root)
+          fill(data.data(), size, root, -1, call);
+        else
+          std::memset(data.data(), 0xEE, size);
         comm.bcast(data, root);
         c.expect_block(data.data(), size, root, -1, call, "bcast");
       }
@@ -109,10 +112,14 @@ int main(int argc, char** argv) {
   int repeat = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--sizes" && i + 1 < argc) sizes = parse_sizes(argv[++i]);
-    else if (a == "--colls" && i + 1 < argc) colls = argv[++i];
-    else if (a == "--split") split = true;
-    else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
+    if (a == "--sizes" && i + 1 < argc)
+      sizes = parse_sizes(argv[++i]);
+    else if (a == "--colls" && i + 1 < argc)
+      colls = argv[++i];
+    else if (a == "--split")
+      split = true;
+    else if (a == "--repeat" && i + 1 < argc)
+      repeat = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;

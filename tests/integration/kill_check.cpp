@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <span>
 #include <lanes/lanes.hpp>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,10 +24,14 @@ int main(int argc, char** argv) {
   std::size_t bytes = 64u << 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--victim") victim = std::atoi(argv[i + 1]);
-    else if (a == "--after-ms") after_ms = std::atoi(argv[i + 1]);
-    else if (a == "--bound-s") bound_s = std::atof(argv[i + 1]);
-    else if (a == "--bytes") bytes = std::strtoull(argv[i + 1], nullptr, 10);
+    if (a == "--victim")
+      victim = std::atoi(argv[i + 1]);
+    else if (a == "--after-ms")
+      after_ms = std::atoi(argv[i + 1]);
+    else if (a == "--bound-s")
+      bound_s = std::atof(argv[i + 1]);
+    else if (a == "--bytes")
+      bytes = std::strtoull(argv[i + 1], nullptr, 10);
   }
   lanes::Runtime rt = lanes::Runtime::init();
   lanes::Communicator world = rt.world();

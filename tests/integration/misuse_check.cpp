@@ -43,31 +43,37 @@ int main() {
   std::vector<int> big(2000, me);
   int cases = 0;
 
-  expect_error("size mismatch", lanes::Errc::mismatch, "rank 1", [&] {
-    world.bcast(me == 1 ? std::span(big) : std::span(data), 0);
-  }, me);
+  expect_error(
+      "size mismatch", lanes::Errc::mismatch, "rank 1",
+      [&] { world.bcast(me == 1 ? std::span(big) : std::span(data), 0); }, me);
   ++cases;
-  expect_error("root mismatch", lanes::Errc::mismatch, "rank 2", [&] {
-    world.bcast(data, me == 2 ? 1 : 0);
-  }, me);
+  expect_error(
+      "root mismatch", lanes::Errc::mismatch, "rank 2", [&] { world.bcast(data, me == 2 ? 1 : 0); },
+      me);
   ++cases;
-  expect_error("collective mismatch", lanes::Errc::mismatch, "scatter", [&] {
-    if (me == 0) {
-      std::vector<int> send(data.size() * static_cast<std::size_t>(p));
-      world.scatter(send, data, 0);
-    } else {
-      world.bcast(data, 0);
-    }
-  }, me);
+  expect_error(
+      "collective mismatch", lanes::Errc::mismatch, "scatter",
+      [&] {
+        if (me == 0) {
+          std::vector<int> send(data.size() * static_cast<std::size_t>(p));
+          world.scatter(send, data, 0);
+        } else {
+          world.bcast(data, 0);
+        }
+      },
+      me);
   ++cases;
-  expect_error("invalid root on one rank", lanes::Errc::invalid_argument, "rank 2", [&] {
-    world.bcast(data, me == 2 ? p + 5 : 0);
-  }, me);
+  expect_error(
+      "invalid root on one rank", lanes::Errc::invalid_argument, "rank 2",
+      [&] { world.bcast(data, me == 2 ? p + 5 : 0); }, me);
   ++cases;
-  expect_error("scatter send too small at the root", lanes::Errc::invalid_argument, "rank 0", [&] {
-    std::vector<int> send(me == 0 ? data.size() : 0);
-    world.scatter(send, data, 0);
-  }, me);
+  expect_error(
+      "scatter send too small at the root", lanes::Errc::invalid_argument, "rank 0",
+      [&] {
+        std::vector<int> send(me == 0 ? data.size() : 0);
+        world.scatter(send, data, 0);
+      },
+      me);
   ++cases;
 
   // Still usable: a correct broadcast afterwards.

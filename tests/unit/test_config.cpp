@@ -76,7 +76,8 @@ TEST(Config, RailsAutoMeansDiscovery) {
 }
 
 TEST(Config, InvalidValuesNameTheVariable) {
-  EXPECT_NE(error_of({{"LANES_NODE_SIZE", "two"}}).find("LANES_NODE_SIZE='two'"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_NODE_SIZE", "two"}}).find("LANES_NODE_SIZE='two'"),
+            std::string::npos);
   EXPECT_NE(error_of({{"LANES_NODE_SIZE", "-1"}}).find("LANES_NODE_SIZE"), std::string::npos);
   EXPECT_NE(error_of({{"LANES_PROGRESS", "fast"}}).find("spin, yield, wait or auto"),
             std::string::npos);
@@ -94,10 +95,10 @@ TEST(Config, TableListsEveryVariableOnce) {
     EXPECT_GT(std::string(v.help).size(), 10u);
     ++seen[v.name];
   }
-  for (const char* name : {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_PROGRESS",
-                           "LANES_UCX_TLS", "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT",
-                           "LANES_INFO", "LANES_BCAST_ALGORITHM", "LANES_SCATTER_ALGORITHM",
-                           "LANES_ALLTOALL_ALGORITHM"}) {
+  for (const char* name :
+       {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_PROGRESS", "LANES_UCX_TLS",
+        "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT", "LANES_INFO", "LANES_BCAST_ALGORITHM",
+        "LANES_SCATTER_ALGORITHM", "LANES_ALLTOALL_ALGORITHM"}) {
     EXPECT_EQ(seen[name], 1) << name;
   }
   EXPECT_EQ(seen.size(), 12u);

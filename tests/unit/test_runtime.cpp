@@ -22,14 +22,18 @@ class Env {
     for (auto [k, v] : vars) {
       const char* old = std::getenv(k);
       saved_.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
-      if (v) setenv(k, v, 1);
-      else unsetenv(k);
+      if (v)
+        setenv(k, v, 1);
+      else
+        unsetenv(k);
     }
   }
   ~Env() {
     for (auto& [k, v] : saved_) {
-      if (v) setenv(k.c_str(), v->c_str(), 1);
-      else unsetenv(k.c_str());
+      if (v)
+        setenv(k.c_str(), v->c_str(), 1);
+      else
+        unsetenv(k.c_str());
     }
   }
 
@@ -108,11 +112,13 @@ void check_collectives(lanes::Communicator& comm, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(recv[i], 7u + me * n + i) << "scatter";
   }
   std::vector<std::uint32_t> send(n * static_cast<std::size_t>(p)), recv(send.size());
-  for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<std::uint32_t>(me * 100000 + i);
+  for (std::size_t i = 0; i < send.size(); ++i)
+    send[i] = static_cast<std::uint32_t>(me * 100000 + i);
   comm.alltoall(send, recv);
   for (int j = 0; j < p; ++j) {
     for (std::size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(recv[static_cast<std::size_t>(j) * n + i], j * 100000u + static_cast<std::uint32_t>(me) * n + i);
+      ASSERT_EQ(recv[static_cast<std::size_t>(j) * n + i],
+                j * 100000u + static_cast<std::uint32_t>(me) * n + i);
     }
   }
 }
@@ -158,9 +164,9 @@ TEST(Runtime, BadInputNamesTheProblem) {
   EXPECT_NE(what.find("null"), std::string::npos) << what;
   // Overlapping send and receive ranges.
   std::vector<int> buf(20);
-  EXPECT_EQ(code_of([&] { w.alltoall(std::span(buf).first(10), std::span(buf).subspan(5, 10)); },
-                    &what),
-            lanes::Errc::invalid_argument);
+  EXPECT_EQ(
+      code_of([&] { w.alltoall(std::span(buf).first(10), std::span(buf).subspan(5, 10)); }, &what),
+      lanes::Errc::invalid_argument);
   EXPECT_NE(what.find("overlap"), std::string::npos) << what;
   EXPECT_EQ(code_of([&] { w.scatter(std::span(buf).first(10), std::span(buf).subspan(9, 10), 0); }),
             lanes::Errc::invalid_argument);
@@ -206,7 +212,9 @@ TEST(Runtime, UnknownRailIsAnErrorListingDevices) {
 }
 
 TEST(Runtime, AllgatherBootstrapValidatesArguments) {
-  EXPECT_EQ(code_of([] { (void)lanes::Runtime::init(lanes::AllgatherBootstrap{3, 2, {}, ""}); }),
+  EXPECT_EQ(code_of([] {
+              (void)lanes::Runtime::init(lanes::AllgatherBootstrap{3, 2, {}, ""});
+            }),
             lanes::Errc::invalid_argument);
 }
 

@@ -15,7 +15,9 @@ using namespace lanes::transport;
 
 namespace {
 
-bool in_dev_shm(const std::string& name) { return std::filesystem::exists("/dev/shm" + name); }
+bool in_dev_shm(const std::string& name) {
+  return std::filesystem::exists("/dev/shm" + name);
+}
 
 // Runs `fn` until it stops being pending (a test would hang otherwise: bound it).
 XferState drive(ShmTransfer& t, std::string& error) {
@@ -32,8 +34,8 @@ struct Pair {
     ShmSegment seg = ShmSegment::create(channel_segment_bytes(geometry));
     const std::string name = seg.name();
     a = std::make_unique<NodeChannels>(std::move(seg), 0, geometry, true, cma);
-    b = std::make_unique<NodeChannels>(ShmSegment::attach(name, channel_segment_bytes(geometry)),
-                                       1, geometry, false, cma);
+    b = std::make_unique<NodeChannels>(ShmSegment::attach(name, channel_segment_bytes(geometry)), 1,
+                                       geometry, false, cma);
     a->publish_self();
     b->publish_self();
     a->unlink();
@@ -58,7 +60,8 @@ void exchange(Pair& pair, std::size_t bytes, int count) {
   std::thread sender([&] {
     std::vector<ShmTransfer> ts;
     for (int m = 0; m < count; ++m) {
-      ts.push_back(pair.a->send(1, first + static_cast<std::uint64_t>(m), sent[static_cast<std::size_t>(m)].data(), bytes));
+      ts.push_back(pair.a->send(1, first + static_cast<std::uint64_t>(m),
+                                sent[static_cast<std::size_t>(m)].data(), bytes));
     }
     for (auto& t : ts) {
       std::string err;
@@ -68,7 +71,8 @@ void exchange(Pair& pair, std::size_t bytes, int count) {
   std::vector<ShmTransfer> rs;
   for (int m = 0; m < count; ++m) {
     got[static_cast<std::size_t>(m)].assign(bytes, 0);
-    rs.push_back(pair.b->recv(0, first + static_cast<std::uint64_t>(m), got[static_cast<std::size_t>(m)].data(), bytes));
+    rs.push_back(pair.b->recv(0, first + static_cast<std::uint64_t>(m),
+                              got[static_cast<std::size_t>(m)].data(), bytes));
   }
   for (auto& r : rs) {
     std::string err;
@@ -76,7 +80,8 @@ void exchange(Pair& pair, std::size_t bytes, int count) {
   }
   sender.join();
   for (int m = 0; m < count; ++m) {
-    EXPECT_EQ(got[static_cast<std::size_t>(m)], sent[static_cast<std::size_t>(m)]) << "message " << m;
+    EXPECT_EQ(got[static_cast<std::size_t>(m)], sent[static_cast<std::size_t>(m)])
+        << "message " << m;
   }
 }
 
@@ -151,12 +156,11 @@ TEST_P(ChannelProtocols, DeliverEveryByte) {
   exchange(pair, bytes, pair.geometry.slots * 2 + 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, ChannelProtocols,
-                         ::testing::Combine(::testing::Bool(),
-                                            ::testing::Values(std::size_t{0}, std::size_t{1},
-                                                              std::size_t{32 * 1024},
-                                                              std::size_t{32 * 1024 + 1},
-                                                              std::size_t{(1 << 20) + 3})));
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, ChannelProtocols,
+    ::testing::Combine(::testing::Bool(),
+                       ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{32 * 1024},
+                                         std::size_t{32 * 1024 + 1}, std::size_t{(1 << 20) + 3})));
 
 TEST(NodeChannels, SizeMismatchFailsBothSides) {
   for (bool cma : {true, false}) {

@@ -40,7 +40,7 @@ bool pmix_server_present();
 std::unique_ptr<Bootstrap> make_pmix_bootstrap();
 
 std::unique_ptr<Bootstrap> make_allgather_bootstrap(int rank, int size, AllgatherFn fn,
-                                                     std::string node_key);
+                                                    std::string node_key);
 std::unique_ptr<Bootstrap> make_single_bootstrap();
 
 // Variable-sized allgather on top of the fixed-sized one (two rounds: lengths, then blocks).

@@ -98,10 +98,15 @@ class MpiBootstrap final : public Bootstrap {
   Placement placement() const override { return placement_; }
 
   void allgather(const void* mine, void* all, std::size_t bytes) override {
+    // A zero-count MPI_Allgather may return at once; a barrier keeps the meaning the other
+    // bootstraps give an empty round.
+    if (bytes == 0) {
+      check(PMPI_Barrier(comm_.get()), "MPI_Barrier");
+      return;
+    }
     // MPI_IN_PLACE when the caller's block already sits at its slot; MPI forbids aliasing.
     const void* send = mine;
-    if (bytes > 0 &&
-        mine == static_cast<unsigned char*>(all) + static_cast<std::size_t>(rank_) * bytes) {
+    if (mine == static_cast<unsigned char*>(all) + static_cast<std::size_t>(rank_) * bytes) {
       send = MPI_IN_PLACE;
     }
     if (bytes <= static_cast<std::size_t>(INT_MAX)) {

@@ -1,8 +1,10 @@
 // Bootstrap from the PMIx server of the launcher (mpirun, prterun, srun --mpi=pmix).
 #include <pmix.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -34,14 +37,22 @@ struct ValueDeleter {
 };
 using ValuePtr = std::unique_ptr<pmix_value_t, ValueDeleter>;
 
-// Null when the server does not know the key; throws on any other failure.
-ValuePtr get_value(const pmix_proc_t& proc, const char* key) {
+// PROC-ENTRY-NOT-FOUND is what a wildcard query of a per-process key returns.
+bool is_not_found(pmix_status_t rc) {
+  return rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_PROC_ENTRY_NOT_FOUND;
+}
+
+// Null when the server does not know the key. Other failures throw when the key is required and
+// count as absent when it is not.
+ValuePtr get_value(const pmix_proc_t& proc, const char* key, bool required) {
   pmix_value_t* raw = nullptr;
   const pmix_status_t rc = PMIx_Get(&proc, key, nullptr, 0, &raw);
   ValuePtr value(raw);
-  if (rc == PMIX_ERR_NOT_FOUND) return nullptr;
-  if (rc != PMIX_SUCCESS) fail(std::string("PMIx_Get(") + key + ")", rc);
-  return value;
+  if (rc == PMIX_SUCCESS) return value;
+  if (!is_not_found(rc) && required) {
+    fail(std::string("PMIx_Get(") + key + ")", rc);
+  }
+  return nullptr;
 }
 
 std::optional<std::int64_t> as_integer(const pmix_value_t& v) {
@@ -78,12 +89,50 @@ std::optional<std::int64_t> as_integer(const pmix_value_t& v) {
 }
 
 // An int-sized value of `key`, or nullopt when absent or not an integer in [0, INT_MAX].
-std::optional<int> get_int(const pmix_proc_t& proc, const char* key) {
-  const ValuePtr v = get_value(proc, key);
+std::optional<int> get_int(const pmix_proc_t& proc, const char* key, bool required = false) {
+  const ValuePtr v = get_value(proc, key, required);
   if (!v) return std::nullopt;
   const auto n = as_integer(*v);
   if (!n || *n < 0 || *n > INT_MAX) return std::nullopt;
   return static_cast<int>(*n);
+}
+
+// The ranks of a PMIX_LOCAL_PEERS list ("0,1,2" or with ranges "0-3,8"), or empty when it does
+// not parse.
+std::vector<int> parse_peers(std::string_view list) {
+  std::vector<int> ranks;
+  while (!list.empty()) {
+    const std::string_view item = list.substr(0, list.find(','));
+    list.remove_prefix(std::min(list.size(), item.size() + 1));
+    int first = 0;
+    const char* end = item.data() + item.size();
+    auto parsed = std::from_chars(item.data(), end, first);
+    if (parsed.ec != std::errc() || first < 0) return {};
+    int last = first;
+    if (parsed.ptr != end && *parsed.ptr == '-') {
+      parsed = std::from_chars(parsed.ptr + 1, end, last);
+      if (parsed.ec != std::errc() || last < first) return {};
+    }
+    if (parsed.ptr != end || last - first > (1 << 24)) return {};
+    for (int r = first; r <= last; ++r) ranks.push_back(r);
+  }
+  return ranks;
+}
+
+// The PMIx variables that steer PMIx_Init, for its error message (URIs are long: names only).
+std::string launcher_variables() {
+  std::string names;
+  for (char** env = environ; env != nullptr && *env != nullptr; ++env) {
+    const std::string_view entry(*env);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    if (name == "PMIX_NAMESPACE" || name == "PMIX_RANK") {
+      names += (names.empty() ? "" : ", ") + std::string(entry);
+    } else if (name.starts_with("PMIX_SERVER_URI")) {
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    }
+  }
+  return names.empty() ? " (no PMIX_NAMESPACE or PMIX_SERVER_URI* in the environment)"
+                       : " (environment: " + names + ")";
 }
 
 // PMIx_Init and PMIx_Finalize, paired. PMIx counts initialisations, so this coexists with an MPI
@@ -95,7 +144,7 @@ class PmixSession {
     // A URI that points at a live socket of something other than a PMIx server blocks here;
     // PMIX_MCA_ptl_base_handshake_wait_time=<seconds> bounds that wait.
     const pmix_status_t rc = PMIx_Init(&self_, nullptr, 0);
-    if (rc != PMIX_SUCCESS) fail("PMIx_Init", rc);
+    if (rc != PMIX_SUCCESS) fail("PMIx_Init", rc, launcher_variables());
   }
   ~PmixSession() {
     const pmix_status_t rc = PMIx_Finalize(nullptr, 0);
@@ -128,31 +177,14 @@ class PmixBootstrap final : public Bootstrap {
     }
     rank_ = static_cast<int>(self.rank);
 
-    const auto size = get_int(job_, PMIX_JOB_SIZE);
+    const auto size = get_int(job_, PMIX_JOB_SIZE, true);
     if (!size || *size < 1 || rank_ >= *size) {
       throw Error(Errc::bootstrap, "PMIx bootstrap: the PMIx server gives no usable " +
                                        std::string(PMIX_JOB_SIZE) + " for the job" + where +
                                        kWhatToDo);
     }
     size_ = *size;
-
-    placement_.local_rank = get_int(self, PMIX_LOCAL_RANK).value_or(-1);
-    auto local_size = get_int(self, PMIX_LOCAL_SIZE);
-    if (!local_size) local_size = get_int(job_, PMIX_LOCAL_SIZE);  // usually a job-level key
-    placement_.local_size = local_size.value_or(-1);
-    if (placement_.local_rank < 0 || placement_.local_size < 1 ||
-        placement_.local_rank >= placement_.local_size) {
-      placement_.local_rank = -1;
-      placement_.local_size = -1;
-    }
-
-    const ValuePtr host = get_value(self, PMIX_HOSTNAME);
-    if (host && host->type == PMIX_STRING && host->data.string != nullptr &&
-        host->data.string[0] != '\0') {
-      placement_.node_key = host->data.string;
-    } else {
-      placement_.node_key = this_host_name();
-    }
+    placement_ = find_placement(self);
   }
 
   const char* name() const override { return "pmix"; }
@@ -203,6 +235,41 @@ class PmixBootstrap final : public Bootstrap {
   }
 
  private:
+  // Local rank and size come from PMIX_LOCAL_RANK and PMIX_LOCAL_SIZE. A client that finalised
+  // PMIx and initialised it again loses its per-process keys (PMIx 4.2 under Open MPI 4.1): the
+  // job-level PMIX_LOCAL_PEERS then gives both.
+  Placement find_placement(const pmix_proc_t& self) const {
+    Placement p;
+    std::optional<int> local_rank = get_int(self, PMIX_LOCAL_RANK);
+    std::optional<int> local_size = get_int(self, PMIX_LOCAL_SIZE);
+    if (!local_size) local_size = get_int(job_, PMIX_LOCAL_SIZE);  // usually a job-level key
+    if (!local_rank || !local_size) {
+      ValuePtr peers = get_value(self, PMIX_LOCAL_PEERS, false);
+      if (!peers) peers = get_value(job_, PMIX_LOCAL_PEERS, false);
+      if (peers && peers->type == PMIX_STRING && peers->data.string != nullptr) {
+        const std::vector<int> ranks = parse_peers(peers->data.string);
+        const auto me = std::find(ranks.begin(), ranks.end(), rank_);
+        if (me != ranks.end()) {
+          if (!local_rank) local_rank = static_cast<int>(me - ranks.begin());
+          if (!local_size) local_size = static_cast<int>(ranks.size());
+        }
+      }
+    }
+    if (local_rank && local_size && *local_rank < *local_size) {
+      p.local_rank = *local_rank;
+      p.local_size = *local_size;
+    }
+
+    const ValuePtr host = get_value(self, PMIX_HOSTNAME, false);
+    if (host && host->type == PMIX_STRING && host->data.string != nullptr &&
+        host->data.string[0] != '\0') {
+      p.node_key = host->data.string;
+    } else {
+      p.node_key = this_host_name();
+    }
+    return p;
+  }
+
   // Leads every published block, so that a value read back can be checked to be the one asked
   // for (see fetch()).
   struct BlockHeader {
@@ -264,18 +331,18 @@ class PmixBootstrap final : public Bootstrap {
         problem = "the value read back is not the one rank " + std::to_string(r) + " published";
       } else if (rc == PMIX_SUCCESS) {
         problem = "the value read back is not a block published by lanes";
-      } else if (rc != PMIX_ERR_NOT_FOUND) {
+      } else if (!is_not_found(rc) && rc != PMIX_ERR_TIMEOUT) {
         fail("PMIx_Get(" + peer_key + ") of rank " + std::to_string(r), rc);
       } else {
-        problem = "PMIx_Get returned NOT-FOUND";
+        problem = std::string("PMIx_Get returned ") + PMIx_Error_string(rc);
       }
-      if (Clock::now() >= deadline) {
+      // TIMEOUT: the server has already waited for the key on our behalf.
+      if (rc == PMIX_ERR_TIMEOUT || Clock::now() >= deadline) {
         throw Error(Errc::bootstrap,
                     "PMIx bootstrap: allgather: no data from rank " + std::to_string(r) +
                         " under key " + peer_key + " after the fence (" + problem +
                         "); all ranks must call allgather the same number of times and create "
-                        "their PMIx bootstraps in the same order" +
-                        kWhatToDo);
+                        "their PMIx bootstraps in the same order");
       }
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::microseconds(50000));

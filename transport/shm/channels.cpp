@@ -53,7 +53,9 @@ struct SlotCtl {
   std::uint64_t dst_bytes;
 };
 
-constexpr std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+constexpr std::size_t round_up(std::size_t v, std::size_t a) {
+  return (v + a - 1) / a * a;
+}
 
 std::size_t header_bytes(int local_size) {
   return round_up(sizeof(Header), kLine) +
@@ -64,19 +66,23 @@ std::size_t slot_stride(const ChannelGeometry& g) {
   return round_up(sizeof(SlotCtl), kLine) + 2 * round_up(g.chunk, kLine);
 }
 
-Header* header_of(void* base) { return static_cast<Header*>(base); }
+Header* header_of(void* base) {
+  return static_cast<Header*>(base);
+}
 PeerEntry* peers_of(void* base) {
   return reinterpret_cast<PeerEntry*>(static_cast<char*>(base) + round_up(sizeof(Header), kLine));
 }
-char* buffer_of(void* slot) { return static_cast<char*>(slot) + round_up(sizeof(SlotCtl), kLine); }
+char* buffer_of(void* slot) {
+  return static_cast<char*>(slot) + round_up(sizeof(SlotCtl), kLine);
+}
 
 }  // namespace
 
 ChannelGeometry default_geometry(int local_size) {
   ChannelGeometry g;
   g.local_size = local_size;
-  const std::size_t pairs = static_cast<std::size_t>(local_size) *
-                            static_cast<std::size_t>(std::max(local_size - 1, 1));
+  const std::size_t pairs =
+      static_cast<std::size_t>(local_size) * static_cast<std::size_t>(std::max(local_size - 1, 1));
   // Aim at about 64 MiB of chunk buffers per node; never below 4 KiB or above 32 KiB.
   std::size_t chunk = (64u << 20) / (pairs * static_cast<std::size_t>(g.slots) * 2);
   chunk = std::clamp<std::size_t>(chunk, 4096, 32 * 1024);
@@ -163,9 +169,9 @@ bool NodeChannels::peer_alive(int local) const {
 void* NodeChannels::slot(int src, int dst, std::uint64_t msg) const {
   const auto n = static_cast<std::size_t>(geometry_.local_size);
   const auto slots = static_cast<std::size_t>(geometry_.slots);
-  const std::size_t index = (static_cast<std::size_t>(src) * n + static_cast<std::size_t>(dst)) *
-                                slots +
-                            static_cast<std::size_t>(msg % slots);
+  const std::size_t index =
+      (static_cast<std::size_t>(src) * n + static_cast<std::size_t>(dst)) * slots +
+      static_cast<std::size_t>(msg % slots);
   return static_cast<char*>(segment_.data()) + slots_offset_ + index * slot_stride_;
 }
 
@@ -253,8 +259,8 @@ XferState ShmTransfer::advance_send(std::string& error) {
         }
         const std::size_t push = ch_->push_bytes(bytes_);
         std::string why;
-        if (push > 0 && !cma_write(ch_->pid_of(peer_), data_,
-                                   reinterpret_cast<void*>(s->dst_addr), push, why)) {
+        if (push > 0 && !cma_write(ch_->pid_of(peer_), data_, reinterpret_cast<void*>(s->dst_addr),
+                                   push, why)) {
           peer_gone_ = errno == ESRCH;
           s->error.v.store(tag_, rel);
           return fail(error, why);

@@ -45,13 +45,13 @@ class ShmTransfer {
  private:
   friend class NodeChannels;
   enum class Step : std::uint8_t {
-    wait_slot,        // both: the slot still holds message msg - slots
-    send_wait_recv,   // cma sender: waiting for the receiver's address
-    send_wait_done,   // cma sender: waiting until the receiver has everything
-    send_staged,      // staged sender: writing chunks
-    recv_wait_post,   // receiver: waiting for the sender's descriptor
-    recv_wait_push,   // cma receiver: waiting for the sender's part
-    recv_staged,      // staged receiver: reading chunks
+    wait_slot,       // both: the slot still holds message msg - slots
+    send_wait_recv,  // cma sender: waiting for the receiver's address
+    send_wait_done,  // cma sender: waiting until the receiver has everything
+    send_staged,     // staged sender: writing chunks
+    recv_wait_post,  // receiver: waiting for the sender's descriptor
+    recv_wait_push,  // cma receiver: waiting for the sender's part
+    recv_staged,     // staged receiver: reading chunks
     finished,
   };
   XferState fail(std::string& error, std::string why);
@@ -75,8 +75,8 @@ class ShmTransfer {
 class NodeChannels {
  public:
   // `initialize`: this process created the segment and lays out the header.
-  NodeChannels(ShmSegment segment, int local_rank, const ChannelGeometry& geometry,
-               bool initialize, bool want_cma);
+  NodeChannels(ShmSegment segment, int local_rank, const ChannelGeometry& geometry, bool initialize,
+               bool want_cma);
   NodeChannels(const NodeChannels&) = delete;
   NodeChannels& operator=(const NodeChannels&) = delete;
 

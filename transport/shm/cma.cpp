@@ -20,8 +20,8 @@ bool cma_loop(Fn fn, pid_t pid, char* local, char* remote, std::size_t bytes, st
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       const int saved = n < 0 ? errno : EIO;
-      error = std::string(what) + " with process " + std::to_string(pid) + " failed: " +
-              std::strerror(saved);
+      error = std::string(what) + " with process " + std::to_string(pid) +
+              " failed: " + std::strerror(saved);
       errno = saved;
       return false;
     }

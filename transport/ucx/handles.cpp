@@ -21,6 +21,8 @@ void UcpEndpoint::close() noexcept {
   ucp_request_free(req);
 }
 
-std::string ucs_error_text(ucs_status_t status) { return ucs_status_string(status); }
+std::string ucs_error_text(ucs_status_t status) {
+  return ucs_status_string(status);
+}
 
 }  // namespace lanes::transport

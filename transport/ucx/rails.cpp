@@ -119,7 +119,8 @@ Rails::Rails(const RailOptions& options, int world_size)
     check(ucp_config_read(nullptr, nullptr, &raw), "ucp_config_read");
     UcpConfig config(raw);
     const std::string where = " for rail " + dev;
-    check(ucp_config_modify(config.get(), "NET_DEVICES", dev.c_str()), "setting NET_DEVICES" + where);
+    check(ucp_config_modify(config.get(), "NET_DEVICES", dev.c_str()),
+          "setting NET_DEVICES" + where);
     check(ucp_config_modify(config.get(), "TLS", options.tls.c_str()),
           "setting TLS=" + options.tls + where + " (check LANES_UCX_TLS)");
     check(ucp_config_modify(config.get(), "MAX_RNDV_RAILS", "1"), "setting MAX_RNDV_RAILS");

@@ -41,7 +41,7 @@ class RailRequest {
  private:
   friend class Rails;
   void release() noexcept;
-  void* req_ = nullptr;      // UCX request, nullptr once completed and freed
+  void* req_ = nullptr;  // UCX request, nullptr once completed and freed
   ucp_worker_h worker_ = nullptr;
   Rails* rails_ = nullptr;
   int peer_ = -1;

@@ -17,8 +17,7 @@ class CommImpl;
 // Any contiguous, sized range of trivially copyable elements: std::span<T>, std::vector<T>,
 // std::array<T, N>, C arrays.
 template <class R>
-concept ContiguousData =
-    std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+concept ContiguousData = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
     std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
 
 // Per-call options. Empty algorithm: the runtime's choice (LANES_<COLL>_ALGORITHM or its default).

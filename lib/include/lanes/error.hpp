@@ -22,16 +22,26 @@ enum class Errc {
 
 inline const char* to_string(Errc code) noexcept {
   switch (code) {
-    case Errc::invalid_argument: return "invalid argument";
-    case Errc::mismatch: return "mismatch between ranks";
-    case Errc::bootstrap: return "bootstrap";
-    case Errc::topology: return "topology";
-    case Errc::transport: return "transport";
-    case Errc::peer_failure: return "peer failure";
-    case Errc::timeout: return "timeout";
-    case Errc::resource: return "resource";
-    case Errc::finalized: return "finalized";
-    case Errc::internal: return "internal error";
+    case Errc::invalid_argument:
+      return "invalid argument";
+    case Errc::mismatch:
+      return "mismatch between ranks";
+    case Errc::bootstrap:
+      return "bootstrap";
+    case Errc::topology:
+      return "topology";
+    case Errc::transport:
+      return "transport";
+    case Errc::peer_failure:
+      return "peer failure";
+    case Errc::timeout:
+      return "timeout";
+    case Errc::resource:
+      return "resource";
+    case Errc::finalized:
+      return "finalized";
+    case Errc::internal:
+      return "internal error";
   }
   return "unknown";
 }
@@ -39,7 +49,8 @@ inline const char* to_string(Errc code) noexcept {
 class Error : public std::runtime_error {
  public:
   Error(Errc code, const std::string& message)
-      : std::runtime_error(std::string("lanes: ") + to_string(code) + ": " + message), code_(code) {}
+      : std::runtime_error(std::string("lanes: ") + to_string(code) + ": " + message),
+        code_(code) {}
   Errc code() const noexcept { return code_; }
 
  private:
