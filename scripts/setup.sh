@@ -11,7 +11,7 @@ packages=(
   libopenmpi-dev openmpi-bin      # mpirun (a PMIx server), MPI bootstrap, tests and the demo
   libhwloc-dev hwloc libnuma-dev  # topology
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format iproute2
+  clang-format iproute2 python3
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -22,7 +22,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
 
 build=${LANES_BUILD_DIR:-build}

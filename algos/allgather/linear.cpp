@@ -15,17 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "algos/common.hpp"
 #include "algos/registry.hpp"
-#include "lanes/error.hpp"
 
 namespace lanes::algos {
 
 Schedule build_allgather_linear(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "linear", false);
   const int p = layout.size;
-  if (args.rank < 0 || args.rank >= p) {
-    throw Error(Errc::invalid_argument, "allgather linear: rank " + std::to_string(args.rank) +
-                                            " outside 0.." + std::to_string(p - 1));
-  }
   Schedule s;
   const std::size_t b = args.bytes;
   if (b == 0) return s;

@@ -16,34 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "algos/common.hpp"
 #include "algos/registry.hpp"
-#include "lanes/error.hpp"
 
 namespace lanes::algos {
 
-namespace {
-
-int ceil_log2(int p) {
-  int r = 0;
-  while ((1LL << r) < p) ++r;
-  return r;
-}
-
-int floor_log2(int x) {
-  int r = 0;
-  while ((x >> (r + 1)) > 0) ++r;
-  return r;
-}
-
-}  // namespace
-
 Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "binomial", true);
   const int p = layout.size;
-  if (args.rank < 0 || args.rank >= p || args.root < 0 || args.root >= p) {
-    throw Error(Errc::invalid_argument, "bcast binomial: rank " + std::to_string(args.rank) +
-                                            " or root " + std::to_string(args.root) +
-                                            " outside 0.." + std::to_string(p - 1));
-  }
   Schedule s;
   if (p == 1 || args.bytes == 0) return s;
   const int rounds = ceil_log2(p);

@@ -5,6 +5,7 @@
 //                     [--split] [--repeat N]
 // Sizes: the bcast payload; scatter/alltoall use blocks of that size, or size/p (rounded up)
 // above 8 MiB so that buffers stay near the payload.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -70,7 +71,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         if (me == root)
           fill(data.data(), size, root, -1, call);
         else
-          std::memset(data.data(), 0xEE, size);
+          std::fill(data.begin(), data.end(), 0xEE);
         comm.bcast(data, root);
         c.expect_block(data.data(), size, root, -1, call, "bcast");
       }
@@ -82,7 +83,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         for (int j = 0; me == root && j < p; ++j) {
           fill(send.data() + block * static_cast<std::size_t>(j), block, root, j, call);
         }
-        std::memset(recv.data(), 0xEE, block);
+        std::fill(recv.begin(), recv.end(), 0xEE);
         comm.scatter(send, recv, root);
         c.expect_block(recv.data(), block, root, me, call, "scatter");
       }

@@ -3,7 +3,7 @@
 # left in /dev/shm afterwards.
 #   run_mpi.sh NP NODE_SIZE PROGRAM [ARGS...]
 # Environment passed through: every LANES_* variable (LANES_RAILS defaults to lo: emulated nodes
-# on one host talk over loopback, so no traffic leaves the machine).
+# on one host talk over loopback, so no traffic leaves the machine) and sanitizer options.
 set -u
 np=$1 node_size=$2; shift 2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -11,7 +11,7 @@ export LANES_RAILS=${LANES_RAILS:-lo} LANES_NODE_SIZE=$node_size
 # Open MPI's own transports stay on this host too.
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 xs=()
-for v in $(env | grep -o '^LANES_[A-Z_]*'); do xs+=(-x "$v"); done
+for v in $(env | grep -oE '^(LANES|ASAN|LSAN|UBSAN)_[A-Z_]*'); do xs+=(-x "$v"); done
 before=$(ls /dev/shm | grep -c '^lanes-')
 timeout --kill-after=10 "${LANES_TEST_TIMEOUT:-600}" \
   mpirun -np "$np" --oversubscribe --bind-to none ${MPIRUN_EXTRA:-} "${xs[@]}" "$@"

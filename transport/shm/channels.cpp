@@ -18,6 +18,8 @@ namespace {
 constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
 constexpr std::uint32_t kVersion = 1;
 constexpr std::size_t kLine = 64;
+constexpr auto acq = std::memory_order_acquire;
+constexpr auto rel = std::memory_order_release;
 
 struct alignas(kLine) Header {
   std::uint64_t magic;
@@ -213,6 +215,12 @@ XferState ShmTransfer::fail(std::string& error, std::string why) {
   return state_;
 }
 
+// Message m may use slot m % slots once the receiver completed message m - slots there.
+bool ShmTransfer::slot_free() const {
+  const auto slots = static_cast<std::uint64_t>(ch_->geometry_.slots);
+  return static_cast<const SlotCtl*>(slot_)->recv_done.v.load(acq) + slots >= tag_;
+}
+
 XferState ShmTransfer::test(std::string& error) {
   if (state_ == XferState::failed) error = error_;
   if (state_ != XferState::pending) return state_;
@@ -223,13 +231,10 @@ XferState ShmTransfer::advance_send(std::string& error) {
   auto* s = static_cast<SlotCtl*>(slot_);
   char* buf = buffer_of(slot_);
   const std::size_t chunk = ch_->geometry_.chunk;
-  const auto slots = static_cast<std::uint64_t>(ch_->geometry_.slots);
-  constexpr auto acq = std::memory_order_acquire;
-  constexpr auto rel = std::memory_order_release;
   for (;;) {
     switch (step_) {
       case Step::wait_slot:
-        if (s->recv_done.v.load(acq) + slots < tag_) return XferState::pending;
+        if (!slot_free()) return XferState::pending;
         s->bytes = bytes_;
         if (bytes_ <= chunk) {
           if (bytes_ > 0) std::memcpy(buf, data_, bytes_);
@@ -298,13 +303,10 @@ XferState ShmTransfer::advance_recv(std::string& error) {
   auto* s = static_cast<SlotCtl*>(slot_);
   char* buf = buffer_of(slot_);
   const std::size_t chunk = ch_->geometry_.chunk;
-  const auto slots = static_cast<std::uint64_t>(ch_->geometry_.slots);
-  constexpr auto acq = std::memory_order_acquire;
-  constexpr auto rel = std::memory_order_release;
   for (;;) {
     switch (step_) {
       case Step::wait_slot:
-        if (s->recv_done.v.load(acq) + slots < tag_) return XferState::pending;
+        if (!slot_free()) return XferState::pending;
         if (bytes_ > chunk && ch_->cma()) {
           s->dst_addr = reinterpret_cast<std::uint64_t>(data_);
           s->dst_bytes = bytes_;

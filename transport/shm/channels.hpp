@@ -55,6 +55,7 @@ class ShmTransfer {
     finished,
   };
   XferState fail(std::string& error, std::string why);
+  bool slot_free() const;
   XferState advance_send(std::string& error);
   XferState advance_recv(std::string& error);
 

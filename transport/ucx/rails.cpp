@@ -275,19 +275,16 @@ std::string Rails::peer_failure(int peer) const {
   return failure_text_[static_cast<std::size_t>(peer)];
 }
 
-RailRequest Rails::send(std::size_t rail, int peer, std::uint64_t tag, const void* data,
+RailRequest Rails::post(bool is_recv, std::size_t rail, int peer, std::uint64_t tag, void* data,
                         std::size_t bytes) {
   RailRequest r;
   r.rails_ = this;
   r.peer_ = peer;
+  r.is_recv_ = is_recv;
   r.worker_ = rails_[rail].worker.get();
   r.expected_ = bytes;
-  if (peer_failed(peer)) {
-    r.state_ = XferState::failed;
-    r.status_ = UCS_ERR_CONNECTION_RESET;
-    return r;
-  }
-  ucp_ep_h ep = endpoint(rail, peer);
+  // Receives need an endpoint too: the sender's death reaches us through its error callback.
+  ucp_ep_h ep = peer_failed(peer) ? nullptr : endpoint(rail, peer);
   if (ep == nullptr) {
     r.state_ = XferState::failed;
     r.status_ = UCS_ERR_UNREACHABLE;
@@ -296,43 +293,27 @@ RailRequest Rails::send(std::size_t rail, int peer, std::uint64_t tag, const voi
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   param.datatype = ucp_dt_make_contig(1);
-  void* req = ucp_tag_send_nbx(ep, data, bytes, tag, &param);
+  void* req = is_recv ? ucp_tag_recv_nbx(r.worker_, data, bytes, tag, ~std::uint64_t{0}, &param)
+                      : ucp_tag_send_nbx(ep, data, bytes, tag, &param);
   if (UCS_PTR_IS_ERR(req)) {
     r.state_ = XferState::failed;
     r.status_ = UCS_PTR_STATUS(req);
   } else if (req == nullptr) {
-    r.state_ = XferState::done;
+    r.state_ = XferState::done;  // a send completed in place
   } else {
     r.req_ = req;
   }
   return r;
 }
 
+RailRequest Rails::send(std::size_t rail, int peer, std::uint64_t tag, const void* data,
+                        std::size_t bytes) {
+  return post(false, rail, peer, tag, const_cast<void*>(data), bytes);
+}
+
 RailRequest Rails::recv(std::size_t rail, int peer, std::uint64_t tag, void* data,
                         std::size_t bytes) {
-  RailRequest r;
-  r.rails_ = this;
-  r.peer_ = peer;
-  r.is_recv_ = true;
-  r.worker_ = rails_[rail].worker.get();
-  r.expected_ = bytes;
-  // An endpoint to the sender, so that its death reaches our error callback.
-  if (endpoint(rail, peer) == nullptr) {
-    r.state_ = XferState::failed;
-    r.status_ = UCS_ERR_UNREACHABLE;
-    return r;
-  }
-  ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
-  param.datatype = ucp_dt_make_contig(1);
-  void* req = ucp_tag_recv_nbx(r.worker_, data, bytes, tag, ~std::uint64_t{0}, &param);
-  if (UCS_PTR_IS_ERR(req)) {
-    r.state_ = XferState::failed;
-    r.status_ = UCS_PTR_STATUS(req);
-  } else {
-    r.req_ = req;
-  }
-  return r;
+  return post(true, rail, peer, tag, data, bytes);
 }
 
 unsigned Rails::progress() {

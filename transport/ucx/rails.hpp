@@ -101,6 +101,8 @@ class Rails {
     std::size_t rail;
   };
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
+  RailRequest post(bool is_recv, std::size_t rail, int peer, std::uint64_t tag, void* data,
+                   std::size_t bytes);
   ucp_ep_h endpoint(std::size_t rail, int peer);
 
   std::vector<Rail> rails_;
