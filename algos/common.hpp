@@ -11,6 +11,9 @@ namespace lanes::algos {
 int ceil_log2(int p);   // smallest r with 2^r >= p (0 for p <= 1)
 int floor_log2(int x);  // largest r with 2^r <= x, for x >= 1
 
+// For Algorithm::applicable: every node holds the same number of ranks.
+bool regular_layout(const Layout& layout);
+
 // Throws lanes::Error(invalid_argument) when args.rank (or, with `rooted`, args.root) lies outside
 // the layout, naming the algorithm.
 void check_args(const Layout& layout, const CollArgs& args, std::string_view algorithm,

@@ -8,14 +8,24 @@ namespace lanes::algos {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> algorithms = {
+      // bcast
       {"binomial", Collective::bcast, build_bcast_binomial, nullptr,
        "binomial tree, ceil(log2 p) rounds of the whole message"},
+      // (end of bcast)
+      // scatter
       {"binomial", Collective::scatter, build_scatter_binomial, nullptr,
        "binomial tree, each child gets its subtree's blocks; ceil(log2 p) rounds"},
+      // (end of scatter)
+      // gather
+      // (end of gather)
+      // alltoall
       {"pairwise", Collective::alltoall, build_alltoall_pairwise, nullptr,
        "p-1 steps, step s sends to r+s and receives from r-s"},
+      // (end of alltoall)
+      // allgather
       {"linear", Collective::allgather, build_allgather_linear, nullptr,
        "direct exchange with every rank, all messages posted at once"},
+      // (end of allgather)
   };
   return algorithms;
 }

@@ -29,9 +29,19 @@ std::vector<const Algorithm*> algorithms_for(Collective coll);
 std::string algorithm_names(Collective coll);
 
 // Declarations of every algorithm's builder, one file each under algos/<collective>/.
+// bcast
 Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args);
+// (end of bcast)
+// scatter
 Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args);
+// (end of scatter)
+// gather
+// (end of gather)
+// alltoall
 Schedule build_alltoall_pairwise(const Layout& layout, const CollArgs& args);
+// (end of alltoall)
+// allgather
 Schedule build_allgather_linear(const Layout& layout, const CollArgs& args);
+// (end of allgather)
 
 }  // namespace lanes::algos

@@ -49,6 +49,9 @@ struct Schedule {
   std::vector<Op> ops;
   std::size_t scratch_bytes = 0;
   int rounds = 0;  // number of communication rounds the algorithm claims for this rank
+  // When > 0, the algorithm promises at most `ports` sends and at most `ports` receives of this
+  // rank in any one round (k-ported algorithms); the simulator checks it.
+  int ports = 0;
 
   OpId send(int peer, int lane, Region src, std::vector<OpId> deps = {}, int round = 0);
   OpId recv(int peer, int lane, Region dst, std::vector<OpId> deps = {}, int round = 0);

@@ -230,10 +230,13 @@ class Simulation {
   bool check_ops() {
     std::vector<std::uint32_t> sent(static_cast<std::size_t>(p_));
     std::vector<std::uint32_t> received(static_cast<std::size_t>(p_));
+    std::vector<int> sends_in_round, recvs_in_round;
     for (int r = 0; r < p_; ++r) {
       const Schedule& s = scheds_[r];
       std::fill(sent.begin(), sent.end(), 0);
       std::fill(received.begin(), received.end(), 0);
+      sends_in_round.assign(static_cast<std::size_t>(std::max(s.rounds, 0)), 0);
+      recvs_in_round.assign(static_cast<std::size_t>(std::max(s.rounds, 0)), 0);
       for (std::size_t i = 0; i < s.ops.size(); ++i) {
         const Op& op = s.ops[i];
         for (OpId d : op.deps) {
@@ -262,6 +265,15 @@ class Simulation {
           if (s.rounds > 0 && (op.round < 0 || op.round >= s.rounds)) {
             return fail(at(r, i) + op_text(op) + ": round " + std::to_string(op.round) +
                         " but the schedule claims " + std::to_string(s.rounds) + " rounds");
+          }
+          if (s.ports > 0 && s.rounds > 0) {
+            auto& used = op.kind == OpKind::send ? sends_in_round : recvs_in_round;
+            if (++used[static_cast<std::size_t>(op.round)] > s.ports) {
+              return fail(at(r, i) + op_text(op) + ": more than " + std::to_string(s.ports) +
+                          (op.kind == OpKind::send ? " sends" : " receives") + " in round " +
+                          std::to_string(op.round) + ", but the schedule promises " +
+                          std::to_string(s.ports) + " ports");
+            }
           }
           auto& counter = op.kind == OpKind::send ? sent[op.peer] : received[op.peer];
           if (op.msg != counter) {
@@ -327,6 +339,11 @@ class Simulation {
           return fail(at(a, i) + op_text(send) + " uses lane " + std::to_string(send.lane) +
                       " but its recv (rank " + std::to_string(b) + " op " + std::to_string(k) +
                       ") uses lane " + std::to_string(recv.lane));
+        }
+        if (scheds_[a].rounds > 0 && scheds_[b].rounds > 0 && recv.round != send.round) {
+          return fail(at(a, i) + op_text(send) + " is in round " + std::to_string(send.round) +
+                      " but its recv (rank " + std::to_string(b) + " op " + std::to_string(k) +
+                      ") is in round " + std::to_string(recv.round));
         }
         const auto g = static_cast<std::uint32_t>(base_[a] + i);
         const auto h = static_cast<std::uint32_t>(base_[b] + k);
