@@ -98,7 +98,8 @@ void CommImpl::release() noexcept {
 }
 
 // ---------------------------------------------------------------------------------------------
-std::string CommImpl::choose_algorithm(Collective coll, const CallOptions& options) const {
+std::string CommImpl::choose_algorithm(Collective coll, const CallOptions& options,
+                                       const algos::Layout& layout) const {
   const Config& cfg = runtime_->config();
   std::string name = options.algorithm;
   const char* source = "CallOptions::algorithm";
@@ -113,71 +114,90 @@ std::string CommImpl::choose_algorithm(Collective coll, const CallOptions& optio
       case Collective::alltoall:
         name = cfg.alltoall_algorithm, source = "LANES_ALLTOALL_ALGORITHM";
         break;
-      default:
-        name = "auto";
+      case Collective::allgather:
+        name = cfg.allgather_algorithm, source = "LANES_ALLGATHER_ALGORITHM";
+        break;
+      case Collective::gather:
+        name = cfg.gather_algorithm, source = "LANES_GATHER_ALGORITHM";
         break;
     }
   }
-  const char* fallback = coll == Collective::bcast      ? "binomial"
-                         : coll == Collective::scatter  ? "binomial"
-                         : coll == Collective::alltoall ? "pairwise"
-                                                        : "linear";
+  const char* fallback = coll == Collective::bcast       ? "binomial"
+                         : coll == Collective::scatter   ? "binomial"
+                         : coll == Collective::gather    ? "linear"
+                         : coll == Collective::alltoall  ? "pairwise"
+                                                         : "linear";
   if (name == "auto") name = fallback;
   const algos::Algorithm* algo = algos::find_algorithm(coll, name);
   if (algo == nullptr) {
-    throw Error(Errc::invalid_argument,
-                std::string(source) + "='" + name + "' is not a " + algos::to_string(coll) +
-                    " algorithm; available: " + algos::algorithm_names(coll));
+    throw Error(Errc::invalid_argument, std::string(source) + "='" + name + "' is not a " +
+                                            algos::to_string(coll) + " algorithm; available: " +
+                                            algos::algorithm_names(coll));
   }
-  if (algo->applicable != nullptr && !algo->applicable(layout_)) {
+  if (algo->applicable != nullptr && !algo->applicable(layout)) {
     if (runtime_->config().info > 0 && rank_ == 0) {
       std::fprintf(stderr, "lanes: %s '%s' does not apply to %s; using %s\n",
-                   algos::to_string(coll), name.c_str(), layout_.describe().c_str(), fallback);
+                   algos::to_string(coll), name.c_str(), layout.describe().c_str(), fallback);
     }
     name = fallback;
   }
   return name;
 }
 
+const algos::Layout& CommImpl::layout_with_lanes(int lanes) {
+  if (lanes <= 0 || lanes == layout_.num_lanes) return layout_;
+  auto it = layouts_by_lanes_.find(lanes);
+  if (it == layouts_by_lanes_.end()) {
+    algos::Layout l = layout_;
+    l.num_lanes = lanes;
+    for (int& lane : l.lane_of) lane %= lanes;
+    it = layouts_by_lanes_.emplace(lanes, std::move(l)).first;
+  }
+  return it->second;
+}
+
 std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, int root,
-                                                               std::size_t bytes,
-                                                               const std::string& algorithm) {
-  const CacheKey key{static_cast<int>(coll), root, bytes, algorithm};
+                                                              std::size_t bytes,
+                                                              const std::string& algorithm,
+                                                              int lanes) {
+  const CacheKey key{static_cast<int>(coll), root, bytes, algorithm, lanes};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
   if (algo == nullptr) throw Error(Errc::internal, "unknown algorithm " + algorithm);
+  const algos::Layout& layout = layout_with_lanes(lanes);
   algos::CollArgs args;
   args.coll = coll;
   args.rank = rank_;
   args.root = root;
   args.bytes = bytes;
-  algos::Schedule sched = algo->build(layout_, args);
+  algos::Schedule sched = algo->build(layout, args);
   sched.finalize();
   auto prepared = prepare(*this, std::move(sched), algorithm);
-  if (runtime_->config().info > 0 && rank_ == 0 && coll != Collective::allgather) {
+  if (runtime_->config().info > 0 && rank_ == 0 && !(coll == Collective::allgather &&
+                                                     algorithm == "linear" && lanes == -1)) {
     std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s\n", algos::to_string(coll),
-                 bytes, root, layout_.describe().c_str(), algorithm.c_str());
+                 bytes, root, layout.describe().c_str(), algorithm.c_str());
   }
   if (cache_.size() >= 256) cache_.clear();  // bound memory for programs with many shapes
   cache_.emplace(key, prepared);
   return prepared;
 }
 
-void CommImpl::run(Collective coll, int root, std::size_t bytes, const std::byte* send,
-                   std::byte* recv, const std::string& algorithm) {
-  auto prepared = schedule_for(coll, root, bytes, algorithm);
-  Execution ex(*this, std::move(prepared), send, recv);
-  try {
-    runtime_->wait(ex);
-  } catch (const Error& e) {
-    mark_broken(e.what());
-    throw;
-  }
+void CommImpl::run_internal(Collective coll, std::size_t bytes, const std::byte* send,
+                            std::byte* recv, const std::string& algorithm) {
+  Prepared p;
+  p.schedule = schedule_for(coll, 0, bytes, algorithm, -1);
+  p.send = send;
+  p.recv = recv;
+  p.block = bytes;
+  auto ex = std::make_shared<Execution>(shared_from_this(), p.schedule, send, recv);
+  runtime_->activate(ex);
+  runtime_->wait(*ex);
 }
 
 void CommImpl::exchange(const void* mine, void* all, std::size_t bytes) {
-  run(Collective::allgather, 0, bytes, static_cast<const std::byte*>(mine),
-      static_cast<std::byte*>(all), "linear");
+  run_internal(Collective::allgather, bytes, static_cast<const std::byte*>(mine),
+               static_cast<std::byte*>(all), "linear");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,9 +219,6 @@ std::string describe_call(const Signature& s) {
   return text + ", algorithm " + s.algorithm + ")";
 }
 
-bool overlap(const std::byte* a, std::size_t an, const std::byte* b, std::size_t bn) {
-  return an > 0 && bn > 0 && a < b + bn && b < a + an;
-}
 
 }  // namespace
 
@@ -220,7 +237,7 @@ void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::st
       throw Error(
           Errc::invalid_argument,
           r == rank_
-              ? "rank " + std::to_string(r) + ": " + algos::to_string(coll) + ": " + local_error
+              ? "rank " + std::to_string(r) + ": " + local_error
               : "rank " + std::to_string(r) + " passed invalid arguments to " +
                     algos::to_string(coll) + " (LANES_CHECK=1; its error says which)");
     }
@@ -237,74 +254,125 @@ void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::st
   }
 }
 
-void CommImpl::bcast(std::span<std::byte> data, int root, const CallOptions& options) {
-  check_usable();
-  std::string err;
-  if (root < 0 || root >= size()) {
-    err = "root " + std::to_string(root) + " is out of range for a communicator of size " +
-          std::to_string(size()) + " (valid: 0.." + std::to_string(size() - 1) + ")";
-  } else if (data.data() == nullptr && !data.empty()) {
-    err = "data is null but its size is " + std::to_string(data.size()) + " bytes";
-  }
-  const std::string algorithm = choose_algorithm(Collective::bcast, options);
-  if (runtime_->config().check) agree(Collective::bcast, root, data.size(), algorithm, err);
-  if (!err.empty()) throw Error(Errc::invalid_argument, "bcast: " + err);
-  if (size() == 1 || data.empty()) return;
-  run(Collective::bcast, root, data.size(), nullptr, data.data(), algorithm);
+namespace {
+
+std::string range_error(int root, int size) {
+  return "root " + std::to_string(root) + " is out of range for a communicator of size " +
+         std::to_string(size) + " (valid: 0.." + std::to_string(size - 1) + ")";
 }
 
-void CommImpl::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
-                       const CallOptions& options) {
+std::string null_error(const char* name, std::size_t bytes) {
+  return std::string(name) + " is null but its size is " + std::to_string(bytes) + " bytes";
+}
+
+// `whole` must hold p blocks of `block` bytes.
+std::string blocks_error(const char* whole_name, std::size_t whole, const char* block_name,
+                         std::size_t block, std::size_t p) {
+  std::size_t expected = 0;
+  if (!__builtin_mul_overflow(p, block, &expected) && whole == expected) return {};
+  return std::string(whole_name) + " must hold size() * " + block_name + ".size() = " +
+         std::to_string(p) + " * " + std::to_string(block) + " bytes but holds " +
+         std::to_string(whole);
+}
+
+}  // namespace
+
+CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   check_usable();
-  std::string err;
   const auto p = static_cast<std::size_t>(size());
-  std::size_t total = 0;
-  if (root < 0 || root >= size()) {
-    err = "root " + std::to_string(root) + " is out of range for a communicator of size " +
-          std::to_string(size()) + " (valid: 0.." + std::to_string(size() - 1) + ")";
-  } else if (recv.data() == nullptr && !recv.empty()) {
-    err = "recv is null but its size is " + std::to_string(recv.size()) + " bytes";
-  } else if (rank_ == root) {
-    if (__builtin_mul_overflow(p, recv.size(), &total) || send.size() != total) {
-      err = "at the root, send must hold size() * recv.size() = " + std::to_string(p) + " * " +
-            std::to_string(recv.size()) + " bytes but holds " + std::to_string(send.size());
-    } else if (send.data() == nullptr && !send.empty()) {
-      err = "send is null but its size is " + std::to_string(send.size()) + " bytes";
-    } else if (overlap(send.data(), send.size(), recv.data(), recv.size())) {
-      err = "send and recv overlap: pass separate buffers";
+  const bool rooted = call.coll == Collective::bcast || call.coll == Collective::scatter ||
+                      call.coll == Collective::gather;
+  const bool at_root = rooted && call.root == rank_;
+  const auto& send = call.send;
+  const auto& recv = call.recv;
+  std::string err;
+  std::size_t block = 0;
+  // Which buffers this rank really uses.
+  bool uses_send = true, uses_recv = true;
+  if (rooted && (call.root < 0 || call.root >= size())) {
+    err = range_error(call.root, size());
+  } else {
+    switch (call.coll) {
+      case Collective::bcast:
+        block = recv.size();
+        uses_send = false;
+        break;
+      case Collective::scatter:
+        block = recv.size();
+        uses_send = at_root;
+        if (at_root) err = blocks_error("at the root, send", send.size(), "recv", block, p);
+        break;
+      case Collective::gather:
+        block = send.size();
+        uses_recv = at_root;
+        if (at_root) err = blocks_error("at the root, recv", recv.size(), "send", block, p);
+        break;
+      case Collective::allgather:
+        block = send.size();
+        err = blocks_error("recv", recv.size(), "send", block, p);
+        break;
+      case Collective::alltoall:
+        block = send.size() / p;
+        if (send.size() != recv.size()) {
+          err = "send holds " + std::to_string(send.size()) + " bytes but recv holds " +
+                std::to_string(recv.size()) + ": both must hold size() equal blocks";
+        } else if (send.size() % p != 0) {
+          err = "send holds " + std::to_string(send.size()) +
+                " bytes, not divisible into size() = " + std::to_string(p) + " equal blocks";
+        }
+        break;
     }
   }
-  const std::string algorithm = choose_algorithm(Collective::scatter, options);
-  if (runtime_->config().check) agree(Collective::scatter, root, recv.size(), algorithm, err);
-  if (!err.empty()) throw Error(Errc::invalid_argument, "scatter: " + err);
-  if (recv.empty()) return;
-  run(Collective::scatter, root, recv.size(), rank_ == root ? send.data() : nullptr, recv.data(),
-      algorithm);
-}
-
-void CommImpl::alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
-                        const CallOptions& options) {
-  check_usable();
-  std::string err;
-  const auto p = static_cast<std::size_t>(size());
-  if (send.size() != recv.size()) {
-    err = "send holds " + std::to_string(send.size()) + " bytes but recv holds " +
-          std::to_string(recv.size()) + ": both must hold size() equal blocks";
-  } else if (send.size() % p != 0) {
-    err = "send holds " + std::to_string(send.size()) +
-          " bytes, not divisible into size() = " + std::to_string(p) + " equal blocks";
-  } else if ((send.data() == nullptr || recv.data() == nullptr) && !send.empty()) {
-    err = std::string(send.data() == nullptr ? "send" : "recv") + " is null but its size is " +
-          std::to_string(send.size()) + " bytes";
-  } else if (overlap(send.data(), send.size(), recv.data(), recv.size())) {
+  if (err.empty() && uses_send && send.data() == nullptr && !send.empty()) {
+    err = null_error(call.coll == Collective::bcast ? "data" : "send", send.size());
+  }
+  if (err.empty() && uses_recv && recv.data() == nullptr && !recv.empty()) {
+    err = null_error(call.coll == Collective::bcast ? "data" : "recv", recv.size());
+  }
+  if (err.empty() && uses_send && uses_recv && !send.empty() && !recv.empty() &&
+      send.data() < recv.data() + recv.size() && recv.data() < send.data() + send.size()) {
     err = "send and recv overlap: pass separate buffers";
   }
-  const std::size_t block = send.size() / p;
-  const std::string algorithm = choose_algorithm(Collective::alltoall, options);
-  if (runtime_->config().check) agree(Collective::alltoall, 0, block, algorithm, err);
-  if (!err.empty()) throw Error(Errc::invalid_argument, "alltoall: " + err);
-  if (block == 0) return;
-  run(Collective::alltoall, 0, block, send.data(), recv.data(), algorithm);
+  if (!err.empty()) err = std::string(algos::to_string(call.coll)) + ": " + err;
+
+  Prepared prepared;
+  prepared.call = call;
+  prepared.block = block;
+  const algos::Layout& layout = layout_with_lanes(call.options.lanes);
+  const std::string algorithm = choose_algorithm(call.coll, call.options, layout);
+  prepared.call.options.algorithm = algorithm;
+  if (!err.empty()) {
+    // Without LANES_CHECK only this rank knows; with it, every rank fails at start().
+    if (!runtime_->config().check) throw Error(Errc::invalid_argument, err);
+    prepared.error = err;  // every rank learns of it at start()
+    return prepared;
+  }
+  const bool nothing = block == 0 || (call.coll == Collective::bcast && size() == 1);
+  if (!nothing) {
+    prepared.schedule = schedule_for(call.coll, rooted ? call.root : 0, block, algorithm,
+                                     call.options.lanes);
+    prepared.send = uses_send ? send.data() : nullptr;
+    prepared.recv = uses_recv ? recv.data() : nullptr;
+  }
+  return prepared;
+}
+
+std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
+  check_usable();
+  if (runtime_->config().check) {
+    agree(prepared.call.coll, prepared.call.root, prepared.block, prepared.call.options.algorithm,
+          prepared.error);
+  }
+  if (!prepared.schedule) return nullptr;
+  auto ex = std::make_shared<Execution>(shared_from_this(), prepared.schedule, prepared.send,
+                                        prepared.recv);
+  runtime_->activate(ex);
+  return ex;
+}
+
+void CommImpl::run(const Call& call) {
+  auto ex = start(prepare_call(call));
+  if (ex) runtime_->wait(*ex);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <lanes/communicator.hpp>
+#include <span>
 
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
@@ -20,6 +21,7 @@
 namespace lanes::detail {
 
 class RuntimeImpl;
+class Execution;
 struct PreparedSchedule;
 
 // Collective exchange of equal-sized blocks among a group (the bootstrap at start-up, the parent
@@ -52,9 +54,6 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::uint64_t claim_node_sends(int local_peer, std::uint32_t count);
   std::uint64_t claim_node_recvs(int local_peer, std::uint32_t count);
 
-  // Blocking collectives on raw bytes; `bytes` as in algos::CollArgs.
-  void run(algos::Collective coll, int root, std::size_t bytes, const std::byte* send,
-           std::byte* recv, const std::string& algorithm);
   // Internal allgather of small records (splits, checks); not subject to LANES_CHECK.
   void exchange(const void* mine, void* all, std::size_t bytes);
 
@@ -65,22 +64,46 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void check_usable() const;
   void release() noexcept;  // drops shared memory (at finalize)
 
-  // Public API entry points (validation, LANES_CHECK, selection).
-  void bcast(std::span<std::byte> data, int root, const CallOptions& options);
-  void scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
-               const CallOptions& options);
-  void alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
-                const CallOptions& options);
+  // A collective call as the public API receives it. `send`/`recv` as in algos::Buffer.
+  struct Call {
+    algos::Collective coll = algos::Collective::bcast;
+    int root = 0;
+    std::span<const std::byte> send;
+    std::span<std::byte> recv;
+    CallOptions options;
+  };
+  // A validated call, ready to start any number of times (persistent plans keep one).
+  struct Prepared {
+    std::shared_ptr<const PreparedSchedule> schedule;  // null: nothing to move
+    const std::byte* send = nullptr;
+    std::byte* recv = nullptr;
+    Call call;  // for LANES_CHECK at every start
+    std::size_t block = 0;
+    std::string error;  // with LANES_CHECK, an argument error reported to every rank at start
+  };
+  // Checks the arguments (throws lanes::Error naming the problem), chooses the algorithm and
+  // builds (or finds) its schedule. Local: no communication.
+  Prepared prepare_call(const Call& call);
+  // Starts a prepared call (with LANES_CHECK, first agrees with the other ranks). Collective in
+  // call order. Returns null when there is nothing to move.
+  std::shared_ptr<Execution> start(const Prepared& prepared);
+  // prepare_call + start + wait.
+  void run(const Call& call);
 
  private:
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
                                                        std::size_t bytes,
-                                                       const std::string& algorithm);
-  std::string choose_algorithm(algos::Collective coll, const CallOptions& options) const;
+                                                       const std::string& algorithm, int lanes);
+  std::string choose_algorithm(algos::Collective coll, const CallOptions& options,
+                               const algos::Layout& layout) const;
+  // The layout with k lanes (per-call option); lane of a rank = its rail mod k.
+  const algos::Layout& layout_with_lanes(int lanes);
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
   // argument error (empty if none); every rank throws if any rank has one.
   void agree(algos::Collective coll, int root, std::size_t bytes, const std::string& algorithm,
              const std::string& local_error);
+  void run_internal(algos::Collective coll, std::size_t bytes, const std::byte* send,
+                    std::byte* recv, const std::string& algorithm);
 
   std::shared_ptr<RuntimeImpl> runtime_;
   algos::Layout layout_;
@@ -92,7 +115,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   bool cma_ = false;
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;
-  using CacheKey = std::tuple<int, int, std::size_t, std::string>;
+  std::map<int, algos::Layout> layouts_by_lanes_;
+  using CacheKey = std::tuple<int, int, std::size_t, std::string, int>;
   std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
   std::string broken_;
 };

@@ -37,6 +37,8 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_BCAST_ALGORITHM", "auto", "Broadcast algorithm (binomial)."},
       {"LANES_SCATTER_ALGORITHM", "auto", "Scatter algorithm (binomial)."},
       {"LANES_ALLTOALL_ALGORITHM", "auto", "Alltoall algorithm (pairwise)."},
+      {"LANES_ALLGATHER_ALGORITHM", "auto", "Allgather algorithm (linear)."},
+      {"LANES_GATHER_ALGORITHM", "auto", "Gather algorithm (linear)."},
   };
   return table;
 }
@@ -120,6 +122,8 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (auto v = get("LANES_BCAST_ALGORITHM")) c.bcast_algorithm = *v;
   if (auto v = get("LANES_SCATTER_ALGORITHM")) c.scatter_algorithm = *v;
   if (auto v = get("LANES_ALLTOALL_ALGORITHM")) c.alltoall_algorithm = *v;
+  if (auto v = get("LANES_ALLGATHER_ALGORITHM")) c.allgather_algorithm = *v;
+  if (auto v = get("LANES_GATHER_ALGORITHM")) c.gather_algorithm = *v;
   return c;
 }
 

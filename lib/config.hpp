@@ -34,6 +34,8 @@ struct Config {
   std::string bcast_algorithm = "auto";
   std::string scatter_algorithm = "auto";
   std::string alltoall_algorithm = "auto";
+  std::string allgather_algorithm = "auto";
+  std::string gather_algorithm = "auto";
 
   // Throws lanes::Error(invalid_argument) naming the variable and its accepted values.
   static Config parse(const std::function<const char*(const char*)>& lookup);

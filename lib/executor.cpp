@@ -51,23 +51,24 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   return p;
 }
 
-Execution::Execution(CommImpl& comm, std::shared_ptr<const PreparedSchedule> prepared,
-                     const std::byte* send, std::byte* recv)
-    : comm_(comm),
+Execution::Execution(std::shared_ptr<CommImpl> comm,
+                     std::shared_ptr<const PreparedSchedule> prepared, const std::byte* send,
+                     std::byte* recv)
+    : comm_(std::move(comm)),
       prepared_(std::move(prepared)),
       send_(const_cast<std::byte*>(send)),
       recv_(recv) {
   const auto& sched = prepared_->schedule;
   if (sched.scratch_bytes > 0) scratch_.reset(new std::byte[sched.scratch_bytes]);
-  seq_ = comm_.next_seq();
-  const auto local = static_cast<std::size_t>(comm_.layout().node_size_of(comm_.rank()));
+  seq_ = comm_->next_seq();
+  const auto local = static_cast<std::size_t>(comm_->layout().node_size_of(comm_->rank()));
   node_send_base_.assign(local, 0);
   node_recv_base_.assign(local, 0);
   for (auto [peer, count] : prepared_->node_sends) {
-    node_send_base_[static_cast<std::size_t>(peer)] = comm_.claim_node_sends(peer, count);
+    node_send_base_[static_cast<std::size_t>(peer)] = comm_->claim_node_sends(peer, count);
   }
   for (auto [peer, count] : prepared_->node_recvs) {
-    node_recv_base_[static_cast<std::size_t>(peer)] = comm_.claim_node_recvs(peer, count);
+    node_recv_base_[static_cast<std::size_t>(peer)] = comm_->claim_node_recvs(peer, count);
   }
   waiting_ = prepared_->dep_counts;
   transfers_.resize(sched.ops.size());
@@ -91,7 +92,7 @@ std::byte* Execution::address(const algos::Region& r) const {
 
 void Execution::start(OpId id) {
   const Op& op = prepared_->schedule.ops[id];
-  const auto& layout = comm_.layout();
+  const auto& layout = comm_->layout();
   switch (op.kind) {
     case OpKind::copy:
       if (op.src.bytes > 0 && address(op.src) != address(op.dst)) {
@@ -106,24 +107,24 @@ void Execution::start(OpId id) {
   const bool is_send = op.kind == OpKind::send;
   std::byte* data = address(is_send ? op.src : op.dst);
   const std::size_t bytes = is_send ? op.src.bytes : op.dst.bytes;
-  if (layout.same_node(op.peer, comm_.rank())) {
+  if (layout.same_node(op.peer, comm_->rank())) {
     const int peer = layout.local_rank_of[static_cast<std::size_t>(op.peer)];
-    transport::NodeChannels* ch = comm_.channels();
+    transport::NodeChannels* ch = comm_->channels();
     if (ch == nullptr) throw Error(Errc::internal, "no node channels for an on-node message");
     transfers_[id] =
         is_send
             ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes)
             : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes);
   } else {
-    transport::Rails& rails = comm_.runtime().rails();
+    transport::Rails& rails = comm_->runtime().rails();
     const std::size_t rail = static_cast<std::size_t>(op.lane) % rails.count();
     transport::MessageKey key;
-    key.comm = comm_.id();
+    key.comm = comm_->id();
     key.seq = seq_;
-    key.src = static_cast<std::uint32_t>(is_send ? comm_.rank() : op.peer);
+    key.src = static_cast<std::uint32_t>(is_send ? comm_->rank() : op.peer);
     key.index = op.msg;
     const std::uint64_t tag = transport::make_tag(key);
-    const int world_peer = comm_.world_rank(op.peer);
+    const int world_peer = comm_->world_rank(op.peer);
     transfers_[id] = is_send ? rails.send(rail, world_peer, tag, data, bytes)
                              : rails.recv(rail, world_peer, tag, data, bytes);
   }
@@ -142,7 +143,7 @@ void Execution::fail(OpId id, Errc code, const std::string& why) {
   failed_ = true;
   error_code_ = code;
   const Op& op = prepared_->schedule.ops[id];
-  error_ = "rank " + std::to_string(comm_.rank()) + ": " +
+  error_ = "rank " + std::to_string(comm_->rank()) + ": " +
            (op.kind == OpKind::send ? "send to rank " : "receive from rank ") +
            std::to_string(op.peer) + " (" + prepared_->algorithm + "): " + why;
   for (auto& t : transfers_) t = std::monostate{};  // cancels what still runs
@@ -154,7 +155,7 @@ void Execution::abort(Errc code, std::string why) {
   if (failed_) return;
   failed_ = true;
   error_code_ = code;
-  error_ = "rank " + std::to_string(comm_.rank()) + " (" + prepared_->algorithm + "): " + why;
+  error_ = "rank " + std::to_string(comm_->rank()) + " (" + prepared_->algorithm + "): " + why;
   for (auto& t : transfers_) t = std::monostate{};
   running_.clear();
   ready_.clear();
@@ -186,9 +187,9 @@ bool Execution::advance(bool& progressed) {
       const int peer = prepared_->schedule.ops[id].peer;
       bool dead = false;
       if (const auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id])) {
-        dead = s->peer_gone() || !comm_.channels()->peer_alive(s->peer());
+        dead = s->peer_gone() || !comm_->channels()->peer_alive(s->peer());
       } else {
-        dead = comm_.runtime().rails().peer_failed(comm_.world_rank(peer));
+        dead = comm_->runtime().rails().peer_failed(comm_->world_rank(peer));
       }
       fail(id, dead ? Errc::peer_failure : Errc::transport, why);
       return true;
@@ -217,9 +218,9 @@ bool Execution::waits_on_node() const {
 void Execution::check_node_peers() {
   for (OpId id : running_) {
     const auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id]);
-    if (s != nullptr && !comm_.channels()->peer_alive(s->peer())) {
+    if (s != nullptr && !comm_->channels()->peer_alive(s->peer())) {
       fail(id, Errc::peer_failure,
-           "the process (pid " + std::to_string(comm_.channels()->pid_of(s->peer())) +
+           "the process (pid " + std::to_string(comm_->channels()->pid_of(s->peer())) +
                ") of this node's local rank " + std::to_string(s->peer()) + " has exited");
       return;
     }

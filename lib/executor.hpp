@@ -39,8 +39,8 @@ class Execution {
  public:
   // Starting claims the communicator's next sequence number and message numbers, so executions
   // of one communicator must be created in the same order on every rank.
-  Execution(CommImpl& comm, std::shared_ptr<const PreparedSchedule> prepared, const std::byte* send,
-            std::byte* recv);
+  Execution(std::shared_ptr<CommImpl> comm, std::shared_ptr<const PreparedSchedule> prepared,
+            const std::byte* send, std::byte* recv);
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
@@ -57,6 +57,7 @@ class Execution {
   void check_node_peers();
   // Fails the execution (timeout, shutdown).
   void abort(Errc code, std::string why);
+  CommImpl& comm() const { return *comm_; }
 
  private:
   using Transfer = std::variant<std::monostate, transport::RailRequest, transport::ShmTransfer>;
@@ -65,7 +66,7 @@ class Execution {
   void complete(algos::OpId id);
   void fail(algos::OpId id, Errc code, const std::string& why);
 
-  CommImpl& comm_;
+  std::shared_ptr<CommImpl> comm_;
   std::shared_ptr<const PreparedSchedule> prepared_;
   std::byte* send_;
   std::byte* recv_;

@@ -1,7 +1,6 @@
-// Public entry points of lanes::Runtime and lanes::Communicator.
+// Public entry points of lanes::Runtime.
 #include <lanes/lanes.hpp>
 
-#include "lib/comm_impl.hpp"
 #include "lib/runtime_impl.hpp"
 #include "transport/bootstrap/bootstrap.hpp"
 #ifdef LANES_HAVE_MPI
@@ -67,51 +66,6 @@ std::string Runtime::bootstrap_name() const {
 }
 std::string Runtime::describe() const {
   return alive(impl_).describe();
-}
-
-// ---------------------------------------------------------------------------------------------
-namespace {
-detail::CommImpl& usable(const std::shared_ptr<detail::CommImpl>& impl) {
-  if (!impl) {
-    throw Error(Errc::invalid_argument,
-                "null communicator (split() with a negative color gives one): it has no ranks");
-  }
-  impl->runtime().check_alive();
-  return *impl;
-}
-}  // namespace
-
-int Communicator::rank() const {
-  return usable(impl_).rank();
-}
-int Communicator::size() const {
-  return usable(impl_).size();
-}
-int Communicator::node_rank() const {
-  return usable(impl_).local_rank();
-}
-int Communicator::node_size() const {
-  const auto& c = usable(impl_);
-  return c.layout().node_size_of(c.rank());
-}
-int Communicator::num_nodes() const {
-  return usable(impl_).layout().num_nodes();
-}
-
-Communicator Communicator::split(int color, int key) const {
-  return Communicator(usable(impl_).split(color, key));
-}
-
-void Communicator::bcast_bytes(std::span<std::byte> data, int root, const CallOptions& options) {
-  usable(impl_).bcast(data, root, options);
-}
-void Communicator::scatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
-                                 int root, const CallOptions& options) {
-  usable(impl_).scatter(send, recv, root, options);
-}
-void Communicator::alltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
-                                  const CallOptions& options) {
-  usable(impl_).alltoall(send, recv, options);
 }
 
 }  // namespace lanes

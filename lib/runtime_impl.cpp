@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <lanes/error.hpp>
@@ -160,50 +161,91 @@ void RuntimeImpl::check_alive() const {
   }
 }
 
+void RuntimeImpl::activate(std::shared_ptr<Execution> ex) {
+  if (!ex->finished()) active_.push_back(std::move(ex));
+}
+
+bool RuntimeImpl::progress() {
+  bool progressed = rails_->progress() > 0;
+  for (std::size_t i = 0; i < active_.size();) {
+    Execution& ex = *active_[i];
+    bool advanced = false;
+    if (!ex.advance(advanced)) {
+      progressed |= advanced;
+      ++i;
+      continue;
+    }
+    progressed = true;
+    if (ex.failed()) ex.comm().mark_broken(ex.error());
+    active_[i] = std::move(active_.back());
+    active_.pop_back();
+  }
+  return progressed;
+}
+
+void RuntimeImpl::check_stalled(std::chrono::steady_clock::time_point last_progress) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool timed_out =
+      config_.timeout_s > 0 &&
+      std::chrono::duration<double>(now - last_progress).count() > config_.timeout_s;
+  for (const auto& ex : active_) {
+    ex->check_node_peers();
+    if (timed_out) {
+      ex->abort(Errc::timeout, "no progress for " + std::to_string(config_.timeout_s) +
+                                   " s (LANES_TIMEOUT): a peer may be stuck or not calling " +
+                                   "the same collective");
+    }
+  }
+}
+
+void RuntimeImpl::idle() {
+  switch (progress_) {
+    case ProgressMode::spin:
+    case ProgressMode::automatic:
+      break;
+    case ProgressMode::yield:
+      sched_yield();
+      break;
+    case ProgressMode::wait: {
+      const bool on_node = std::any_of(active_.begin(), active_.end(),
+                                       [](const auto& ex) { return ex->waits_on_node(); });
+      if (on_node) {
+        sched_yield();  // shared-memory flags cannot wake an fd
+      } else {
+        rails_->wait_for_events(10);
+      }
+      break;
+    }
+  }
+}
+
 void RuntimeImpl::wait(Execution& ex) {
   using clock = std::chrono::steady_clock;
   auto last_progress = clock::now();
   auto next_check = last_progress + std::chrono::milliseconds(100);
-  unsigned idle = 0;
-  for (;;) {
-    const unsigned events = rails_->progress();
-    bool progressed = false;
-    if (ex.advance(progressed)) break;
-    if (progressed || events > 0) {
-      idle = 0;
-      if (progressed) last_progress = clock::now();
+  unsigned idle_rounds = 0;
+  while (!ex.finished()) {
+    if (progress()) {
+      idle_rounds = 0;
+      last_progress = clock::now();
       continue;
     }
-    ++idle;
-    if (idle < 64) continue;
-    const auto now = clock::now();
-    if (now >= next_check) {
-      next_check = now + std::chrono::milliseconds(100);
-      ex.check_node_peers();
-      if (config_.timeout_s > 0 &&
-          std::chrono::duration<double>(now - last_progress).count() > config_.timeout_s) {
-        ex.abort(Errc::timeout, "no progress for " + std::to_string(config_.timeout_s) +
-                                    " s (LANES_TIMEOUT): a peer may be stuck or not calling " +
-                                    "the same collective");
-      }
-      if (ex.finished()) break;
+    if (++idle_rounds < 64) continue;
+    if (clock::now() >= next_check) {
+      next_check = clock::now() + std::chrono::milliseconds(100);
+      check_stalled(last_progress);
+      progress();  // collects what the checks failed
+      continue;
     }
-    switch (progress_) {
-      case ProgressMode::spin:
-      case ProgressMode::automatic:
-        break;
-      case ProgressMode::yield:
-        sched_yield();
-        break;
-      case ProgressMode::wait:
-        if (ex.waits_on_node())
-          sched_yield();
-        else
-          rails_->wait_for_events(10);
-        break;
-    }
+    idle();
   }
   if (ex.failed()) throw Error(ex.error_code(), ex.error());
+}
+
+bool RuntimeImpl::test(Execution& ex) {
+  if (!ex.finished()) progress();
+  if (ex.failed()) throw Error(ex.error_code(), ex.error());
+  return ex.finished();
 }
 
 std::string RuntimeImpl::describe() const {
@@ -252,6 +294,8 @@ void RuntimeImpl::finalize() noexcept {
       if (config_.info > 0) std::fprintf(stderr, "lanes: finalize without barrier: %s\n", e.what());
     }
   }
+  for (auto& ex : active_) ex->abort(Errc::finalized, "the runtime was finalized first");
+  active_.clear();
   for (auto& w : comms_) {
     if (auto c = w.lock()) c->release();
   }

@@ -2,6 +2,7 @@
 // bootstrap, the UCX rails, the world communicator and the progress loop.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,8 +40,14 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::shared_ptr<CommImpl> world() const { return world_; }
   std::string describe() const;
 
-  // Runs `ex` to completion with the configured progress mode; throws lanes::Error on failure.
+  // Started executions are progressed together: waiting for one advances all.
+  void activate(std::shared_ptr<Execution> ex);
+  // One pass over the rails and every active execution; true when anything moved.
+  bool progress();
+  // Runs until `ex` finished, with the configured progress mode; throws lanes::Error if it failed.
   void wait(Execution& ex);
+  // One progress pass; true when `ex` finished; throws lanes::Error if it failed.
+  bool test(Execution& ex);
 
   // Communicator ids: every process keeps the next free id; a split takes the maximum over the
   // parent's members, so an id is never in use by any member.
@@ -55,6 +62,9 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
  private:
   RuntimeImpl() = default;
   void init(std::unique_ptr<transport::Bootstrap> bootstrap);
+  // Local peers alive? LANES_TIMEOUT passed? Fails the executions concerned.
+  void check_stalled(std::chrono::steady_clock::time_point last_progress);
+  void idle();  // what a waiting process does when nothing moved (LANES_PROGRESS)
 
   Config config_;
   std::string bootstrap_name_;
@@ -62,6 +72,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::unique_ptr<transport::Rails> rails_;
   std::shared_ptr<CommImpl> world_;
   std::vector<std::weak_ptr<CommImpl>> comms_;
+  std::vector<std::shared_ptr<Execution>> active_;
   std::vector<PeerRecord> peers_;
   ProgressMode progress_ = ProgressMode::spin;
   std::uint32_t next_comm_id_ = 1;

@@ -1,8 +1,10 @@
-// Runs bcast, scatter and alltoall through lanes over every root and several sizes and checks
+// Runs lanes' collectives over every root and several sizes and checks
 // every byte against values this program computes itself. Launch under mpirun (PMIx bootstrap).
 //
-//   collectives_check [--sizes 0,1,7,1048579,67108864] [--colls bcast,scatter,alltoall]
-//                     [--split] [--repeat N]
+//   collectives_check [--sizes 0,1,7,1048579,67108864]
+//                     [--colls bcast,scatter,gather,alltoall,allgather]
+//                     [--mode blocking|nonblocking|plan] [--split] [--repeat N]
+// nonblocking: all roots' calls of one size are in flight at once; plan: each plan runs twice.
 // Sizes: the bcast payload; scatter/alltoall use blocks of that size, or size/p (rounded up)
 // above 8 MiB so that buffers stay near the payload.
 #include <algorithm>
@@ -57,49 +59,154 @@ void fill(std::uint8_t* p, std::size_t n, int from, int to, int call) {
   for (std::size_t i = 0; i < n; ++i) p[i] = pattern(from, to, i, call);
 }
 
-void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes,
-                const std::string& colls, Checker& c, int& call) {
-  const int p = comm.size();
-  const int me = comm.rank();
-  for (std::size_t size : sizes) {
-    const std::size_t block =
-        size > (8u << 20) ? (size + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p)
-                          : size;
-    if (colls.find("bcast") != std::string::npos) {
-      std::vector<std::uint8_t> data(size);
-      for (int root = 0; root < p; ++root, ++call) {
-        if (me == root)
-          fill(data.data(), size, root, -1, call);
-        else
-          std::fill(data.begin(), data.end(), 0xEE);
-        comm.bcast(data, root);
-        c.expect_block(data.data(), size, root, -1, call, "bcast");
+enum class Mode { blocking, nonblocking, plan };
+
+// One collective call, through the API `mode` selects. Nonblocking calls are queued in `pending`
+// and completed by the caller (several collectives in flight at once); plans run twice.
+struct Runner {
+  lanes::Communicator& comm;
+  Mode mode;
+  std::vector<lanes::Request> pending;
+
+  template <class Blocking, class Start, class MakePlan, class Refill>
+  void run(Blocking blocking, Start start, MakePlan make_plan, Refill refill) {
+    switch (mode) {
+      case Mode::blocking:
+        blocking();
+        break;
+      case Mode::nonblocking:
+        pending.push_back(start());
+        break;
+      case Mode::plan: {
+        lanes::Plan plan = make_plan();
+        for (int round = 0; round < 2; ++round) {
+          refill();  // a second start with fresh inputs must see them
+          plan.start();
+          plan.wait();
+        }
+        break;
       }
+    }
+  }
+  void finish() {
+    // Complete in reverse order: completion must not depend on the order of waits.
+    for (auto it = pending.rbegin(); it != pending.rend(); ++it) it->wait();
+    pending.clear();
+  }
+};
+
+void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes,
+                const std::string& colls, Mode mode, Checker& c, int& call) {
+  const int p = comm.size();
+  const auto up = static_cast<std::size_t>(p);
+  const int me = comm.rank();
+  Runner runner{comm, mode, {}};
+  for (std::size_t size : sizes) {
+    const std::size_t block = size > (8u << 20) ? (size + up - 1) / up : size;
+    if (colls.find("bcast") != std::string::npos) {
+      std::vector<std::vector<std::uint8_t>> data(up, std::vector<std::uint8_t>(size));
+      const int first = call;
+      for (int root = 0; root < p; ++root) {
+        auto& d = data[static_cast<std::size_t>(root)];
+        const int id = first + root;
+        auto refill = [&d, root, me, size, id] {
+          if (me == root)
+            fill(d.data(), size, root, -1, id);
+          else
+            std::fill(d.begin(), d.end(), 0xEE);
+        };
+        refill();
+        runner.run([&] { comm.bcast(d, root); }, [&] { return comm.ibcast(d, root); },
+                   [&] { return comm.plan_bcast(d, root); }, refill);
+      }
+      runner.finish();
+      for (int root = 0; root < p; ++root) {
+        c.expect_block(data[static_cast<std::size_t>(root)].data(), size, root, -1, first + root,
+                       "bcast");
+      }
+      call += p;
     }
     if (colls.find("scatter") != std::string::npos) {
-      std::vector<std::uint8_t> send, recv(block);
-      for (int root = 0; root < p; ++root, ++call) {
-        send.assign(me == root ? block * static_cast<std::size_t>(p) : 0, 0);
-        for (int j = 0; me == root && j < p; ++j) {
-          fill(send.data() + block * static_cast<std::size_t>(j), block, root, j, call);
-        }
-        std::fill(recv.begin(), recv.end(), 0xEE);
-        comm.scatter(send, recv, root);
-        c.expect_block(recv.data(), block, root, me, call, "scatter");
+      std::vector<std::vector<std::uint8_t>> send(up), recv(up, std::vector<std::uint8_t>(block));
+      const int first = call;
+      for (int root = 0; root < p; ++root) {
+        auto& in = send[static_cast<std::size_t>(root)];
+        auto& out = recv[static_cast<std::size_t>(root)];
+        in.assign(me == root ? block * up : 0, 0);
+        const int id = first + root;
+        auto refill = [&in, &out, root, me, block, up, id] {
+          for (std::size_t j = 0; me == root && j < up; ++j) {
+            fill(in.data() + block * j, block, root, static_cast<int>(j), id);
+          }
+          std::fill(out.begin(), out.end(), 0xEE);
+        };
+        refill();
+        runner.run([&] { comm.scatter(in, out, root); },
+                   [&] { return comm.iscatter(in, out, root); },
+                   [&] { return comm.plan_scatter(in, out, root); }, refill);
       }
+      runner.finish();
+      for (int root = 0; root < p; ++root) {
+        c.expect_block(recv[static_cast<std::size_t>(root)].data(), block, root, me, first + root,
+                       "scatter");
+      }
+      call += p;
+    }
+    if (colls.find("gather") != std::string::npos && colls.find("allgather") == std::string::npos) {
+      std::vector<std::vector<std::uint8_t>> send(up, std::vector<std::uint8_t>(block)), recv(up);
+      const int first = call;
+      for (int root = 0; root < p; ++root) {
+        auto& in = send[static_cast<std::size_t>(root)];
+        auto& out = recv[static_cast<std::size_t>(root)];
+        out.assign(me == root ? block * up : 0, 0xEE);
+        const int id = first + root;
+        auto refill = [&in, &out, me, block, id] {
+          fill(in.data(), block, me, -2, id);
+          std::fill(out.begin(), out.end(), 0xEE);
+        };
+        refill();
+        runner.run([&] { comm.gather(in, out, root); }, [&] { return comm.igather(in, out, root); },
+                   [&] { return comm.plan_gather(in, out, root); }, refill);
+      }
+      runner.finish();
+      for (int root = 0; root < p; ++root) {
+        for (std::size_t j = 0; me == root && j < up; ++j) {
+          c.expect_block(recv[static_cast<std::size_t>(root)].data() + block * j, block,
+                         static_cast<int>(j), -2, first + root, "gather");
+        }
+      }
+      call += p;
     }
     if (colls.find("alltoall") != std::string::npos) {
-      std::vector<std::uint8_t> send(block * static_cast<std::size_t>(p));
-      std::vector<std::uint8_t> recv(send.size(), 0xEE);
-      for (int j = 0; j < p; ++j) {
-        fill(send.data() + block * static_cast<std::size_t>(j), block, me, j, call);
+      std::vector<std::uint8_t> send(block * up), recv(send.size(), 0xEE);
+      const int id = call++;
+      auto refill = [&] {
+        for (std::size_t j = 0; j < up; ++j)
+          fill(send.data() + block * j, block, me, static_cast<int>(j), id);
+        std::fill(recv.begin(), recv.end(), 0xEE);
+      };
+      refill();
+      runner.run([&] { comm.alltoall(send, recv); }, [&] { return comm.ialltoall(send, recv); },
+                 [&] { return comm.plan_alltoall(send, recv); }, refill);
+      runner.finish();
+      for (std::size_t j = 0; j < up; ++j) {
+        c.expect_block(recv.data() + block * j, block, static_cast<int>(j), me, id, "alltoall");
       }
-      comm.alltoall(send, recv);
-      for (int j = 0; j < p; ++j) {
-        c.expect_block(recv.data() + block * static_cast<std::size_t>(j), block, j, me, call,
-                       "alltoall");
+    }
+    if (colls.find("allgather") != std::string::npos) {
+      std::vector<std::uint8_t> send(block), recv(block * up, 0xEE);
+      const int id = call++;
+      auto refill = [&] {
+        fill(send.data(), block, me, -3, id);
+        std::fill(recv.begin(), recv.end(), 0xEE);
+      };
+      refill();
+      runner.run([&] { comm.allgather(send, recv); }, [&] { return comm.iallgather(send, recv); },
+                 [&] { return comm.plan_allgather(send, recv); }, refill);
+      runner.finish();
+      for (std::size_t j = 0; j < up; ++j) {
+        c.expect_block(recv.data() + block * j, block, static_cast<int>(j), -3, id, "allgather");
       }
-      ++call;
     }
   }
 }
@@ -108,9 +215,10 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
 
 int main(int argc, char** argv) {
   std::vector<std::size_t> sizes = {0, 1, 7, (1u << 20) + 3, 64u << 20};
-  std::string colls = "bcast,scatter,alltoall";
+  std::string colls = "bcast,scatter,alltoall,allgather";
   bool split = false;
   int repeat = 1;
+  Mode mode = Mode::blocking;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc)
@@ -121,7 +229,10 @@ int main(int argc, char** argv) {
       split = true;
     else if (a == "--repeat" && i + 1 < argc)
       repeat = std::atoi(argv[++i]);
-    else {
+    else if (a == "--mode" && i + 1 < argc) {
+      const std::string m = argv[++i];
+      mode = m == "nonblocking" ? Mode::nonblocking : m == "plan" ? Mode::plan : Mode::blocking;
+    } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
@@ -131,13 +242,13 @@ int main(int argc, char** argv) {
     lanes::Communicator world = rt.world();
     Checker c{world.rank(), "world"};
     int call = 0;
-    for (int r = 0; r < repeat; ++r) run_checks(world, sizes, colls, c, call);
+    for (int r = 0; r < repeat; ++r) run_checks(world, sizes, colls, mode, c, call);
     if (split) {
       // Two halves by parity, each in reversed rank order.
       lanes::Communicator half = world.split(world.rank() % 2, -world.rank());
       Checker h{world.rank(), "split"};
       call = 100000;  // the halves make different numbers of calls: restart the numbering
-      run_checks(half, sizes, colls, h, call);
+      run_checks(half, sizes, colls, mode, h, call);
       c.checks += h.checks;
       c.failures += h.failures;
       // A communicator that leaves out rank 0 entirely.
@@ -149,7 +260,7 @@ int main(int argc, char** argv) {
       if (rest.valid()) {
         Checker h2{world.rank(), "split-rest"};
         call = 200000;
-        run_checks(rest, sizes, colls, h2, call);
+        run_checks(rest, sizes, colls, mode, h2, call);
         c.checks += h2.checks;
         c.failures += h2.failures;
       }

@@ -8,6 +8,8 @@
 #include <string>
 #include <type_traits>
 
+#include <lanes/request.hpp>
+
 namespace lanes {
 
 namespace detail {
@@ -21,8 +23,10 @@ concept ContiguousData = std::ranges::contiguous_range<R> && std::ranges::sized_
     std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
 
 // Per-call options. Empty algorithm: the runtime's choice (LANES_<COLL>_ALGORITHM or its default).
+// lanes: the number of lanes (ports) k the algorithm uses; 0: LANES_LANES or the number of rails.
 struct CallOptions {
   std::string algorithm;
+  int lanes = 0;
 };
 
 class Communicator {
@@ -43,13 +47,42 @@ class Communicator {
 
   // Byte versions. bcast: `data` on every rank, the root's is sent. scatter: `send` holds
   // size() blocks of recv.size() bytes at the root and is ignored (may be empty) elsewhere.
-  // alltoall: `send` and `recv` hold size() equal blocks.
+  // gather: the root's `recv` receives size() blocks of send.size() bytes (ignored elsewhere).
+  // alltoall: `send` and `recv` hold size() equal blocks. allgather: `recv` receives size()
+  // blocks of send.size() bytes.
   void bcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
   void scatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv, int root,
                      const CallOptions& options = {});
+  void gather_bytes(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                    const CallOptions& options = {});
   void alltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                       const CallOptions& options = {});
+  void allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                       const CallOptions& options = {});
 
+  // Nonblocking: the same collectives, started now, completed by Request::wait()/test().
+  Request ibcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
+  Request iscatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                         const CallOptions& options = {});
+  Request igather_bytes(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                        const CallOptions& options = {});
+  Request ialltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                          const CallOptions& options = {});
+  Request iallgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                           const CallOptions& options = {});
+
+  // Persistent: arguments checked and schedule built once; Plan::start()/wait() many times.
+  Plan plan_bcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
+  Plan plan_scatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                          const CallOptions& options = {});
+  Plan plan_gather_bytes(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                         const CallOptions& options = {});
+  Plan plan_alltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                           const CallOptions& options = {});
+  Plan plan_allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                            const CallOptions& options = {});
+
+  // Typed versions over any contiguous range of trivially copyable elements.
   template <ContiguousData R>
   void bcast(R&& data, int root, const CallOptions& options = {}) {
     bcast_bytes(writable(data), root, options);
@@ -59,8 +92,56 @@ class Communicator {
     scatter_bytes(readable(send), writable(recv), root, options);
   }
   template <ContiguousData S, ContiguousData R>
+  void gather(const S& send, R&& recv, int root, const CallOptions& options = {}) {
+    gather_bytes(readable(send), writable(recv), root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
   void alltoall(const S& send, R&& recv, const CallOptions& options = {}) {
     alltoall_bytes(readable(send), writable(recv), options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  void allgather(const S& send, R&& recv, const CallOptions& options = {}) {
+    allgather_bytes(readable(send), writable(recv), options);
+  }
+  template <ContiguousData R>
+  Request ibcast(R&& data, int root, const CallOptions& options = {}) {
+    return ibcast_bytes(writable(data), root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request iscatter(const S& send, R&& recv, int root, const CallOptions& options = {}) {
+    return iscatter_bytes(readable(send), writable(recv), root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request igather(const S& send, R&& recv, int root, const CallOptions& options = {}) {
+    return igather_bytes(readable(send), writable(recv), root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request ialltoall(const S& send, R&& recv, const CallOptions& options = {}) {
+    return ialltoall_bytes(readable(send), writable(recv), options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request iallgather(const S& send, R&& recv, const CallOptions& options = {}) {
+    return iallgather_bytes(readable(send), writable(recv), options);
+  }
+  template <ContiguousData R>
+  Plan plan_bcast(R&& data, int root, const CallOptions& options = {}) {
+    return plan_bcast_bytes(writable(data), root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Plan plan_scatter(const S& send, R&& recv, int root, const CallOptions& options = {}) {
+    return plan_scatter_bytes(readable(send), writable(recv), root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Plan plan_gather(const S& send, R&& recv, int root, const CallOptions& options = {}) {
+    return plan_gather_bytes(readable(send), writable(recv), root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Plan plan_alltoall(const S& send, R&& recv, const CallOptions& options = {}) {
+    return plan_alltoall_bytes(readable(send), writable(recv), options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Plan plan_allgather(const S& send, R&& recv, const CallOptions& options = {}) {
+    return plan_allgather_bytes(readable(send), writable(recv), options);
   }
 
  private:

@@ -1,0 +1,124 @@
+// Public entry points of lanes::Communicator: each call becomes a CommImpl::Call.
+#include <lanes/lanes.hpp>
+
+#include "lib/comm_impl.hpp"
+#include "lib/plan_state.hpp"
+#include "lib/runtime_impl.hpp"
+
+namespace lanes {
+
+using algos::Collective;
+using Call = detail::CommImpl::Call;
+
+namespace {
+
+detail::CommImpl& usable(const std::shared_ptr<detail::CommImpl>& impl) {
+  if (!impl) {
+    throw Error(Errc::invalid_argument,
+                "null communicator (split() with a negative color gives one): it has no ranks");
+  }
+  impl->runtime().check_alive();
+  return *impl;
+}
+
+Call make(Collective coll, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+          const CallOptions& options) {
+  return Call{coll, root, send, recv, options};
+}
+
+}  // namespace
+
+int Communicator::rank() const { return usable(impl_).rank(); }
+int Communicator::size() const { return usable(impl_).size(); }
+int Communicator::node_rank() const { return usable(impl_).local_rank(); }
+int Communicator::node_size() const {
+  const auto& c = usable(impl_);
+  return c.layout().node_size_of(c.rank());
+}
+int Communicator::num_nodes() const { return usable(impl_).layout().num_nodes(); }
+
+Communicator Communicator::split(int color, int key) const {
+  return Communicator(usable(impl_).split(color, key));
+}
+
+// Blocking --------------------------------------------------------------------------------------
+void Communicator::bcast_bytes(std::span<std::byte> data, int root, const CallOptions& o) {
+  usable(impl_).run(make(Collective::bcast, root, {}, data, o));
+}
+void Communicator::scatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                 int root, const CallOptions& o) {
+  usable(impl_).run(make(Collective::scatter, root, send, recv, o));
+}
+void Communicator::gather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                int root, const CallOptions& o) {
+  usable(impl_).run(make(Collective::gather, root, send, recv, o));
+}
+void Communicator::alltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                  const CallOptions& o) {
+  usable(impl_).run(make(Collective::alltoall, 0, send, recv, o));
+}
+void Communicator::allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                   const CallOptions& o) {
+  usable(impl_).run(make(Collective::allgather, 0, send, recv, o));
+}
+
+// Nonblocking -----------------------------------------------------------------------------------
+namespace {
+Request start(const std::shared_ptr<detail::CommImpl>& impl, const Call& call) {
+  detail::CommImpl& c = usable(impl);
+  return detail::make_request(c.start(c.prepare_call(call)));
+}
+}  // namespace
+
+Request Communicator::ibcast_bytes(std::span<std::byte> data, int root, const CallOptions& o) {
+  return start(impl_, make(Collective::bcast, root, {}, data, o));
+}
+Request Communicator::iscatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                     int root, const CallOptions& o) {
+  return start(impl_, make(Collective::scatter, root, send, recv, o));
+}
+Request Communicator::igather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                    int root, const CallOptions& o) {
+  return start(impl_, make(Collective::gather, root, send, recv, o));
+}
+Request Communicator::ialltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                      const CallOptions& o) {
+  return start(impl_, make(Collective::alltoall, 0, send, recv, o));
+}
+Request Communicator::iallgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                       const CallOptions& o) {
+  return start(impl_, make(Collective::allgather, 0, send, recv, o));
+}
+
+// Persistent ------------------------------------------------------------------------------------
+namespace {
+Plan plan(const std::shared_ptr<detail::CommImpl>& impl, const Call& call) {
+  detail::CommImpl& c = usable(impl);
+  auto state = std::make_shared<detail::PlanState>();
+  state->comm = impl;
+  state->prepared = c.prepare_call(call);
+  return detail::make_plan(std::move(state));
+}
+}  // namespace
+
+Plan Communicator::plan_bcast_bytes(std::span<std::byte> data, int root, const CallOptions& o) {
+  return plan(impl_, make(Collective::bcast, root, {}, data, o));
+}
+Plan Communicator::plan_scatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                      int root, const CallOptions& o) {
+  return plan(impl_, make(Collective::scatter, root, send, recv, o));
+}
+Plan Communicator::plan_gather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                     int root, const CallOptions& o) {
+  return plan(impl_, make(Collective::gather, root, send, recv, o));
+}
+Plan Communicator::plan_alltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                       const CallOptions& o) {
+  return plan(impl_, make(Collective::alltoall, 0, send, recv, o));
+}
+Plan Communicator::plan_allgather_bytes(std::span<const std::byte> send,
+                                        std::span<std::byte> recv, const CallOptions& o) {
+  return plan(impl_, make(Collective::allgather, 0, send, recv, o));
+}
+
+}  // namespace lanes
