@@ -17,7 +17,9 @@ int floor_log2(int x) {
   return r;
 }
 
-bool regular_layout(const Layout& layout) { return layout.regular(); }
+bool regular_layout(const Layout& layout) {
+  return layout.regular();
+}
 
 void check_args(const Layout& layout, const CollArgs& args, std::string_view algorithm,
                 bool rooted) {

@@ -4,27 +4,72 @@
 #include <string_view>
 #include <vector>
 
+#include "algos/common.hpp"
+
 namespace lanes::algos {
 
 const std::vector<Algorithm>& all_algorithms() {
   static const std::vector<Algorithm> algorithms = {
       // bcast
       {"binomial", Collective::bcast, build_bcast_binomial, nullptr,
-       "binomial tree, ceil(log2 p) rounds of the whole message"},
+       "binomial tree, ceil(log2 p) rounds of the whole message", cost_bcast_binomial},
+      {"kported", Collective::bcast, build_bcast_kported, nullptr,
+       "k-ported divide and conquer, k = lanes concurrent sends, ceil(log_{k+1} p) rounds"},
+      {"scatter-allgather", Collective::bcast, build_bcast_scatter_allgather, nullptr,
+       "binomial scatter of p blocks, recursive-doubling allgather (fold for non-powers of two)"},
+      {"scatter-ring", Collective::bcast, build_bcast_scatter_ring, nullptr,
+       "binomial scatter of p blocks, ring allgather in p-1 steps"},
+      {"scatter-ring-bwsave", Collective::bcast, build_bcast_scatter_ring_bwsave, nullptr,
+       "scatter-ring that never sends a rank a block it holds from the scatter"},
+      {"hierarchical", Collective::bcast, build_bcast_hierarchical, nullptr,
+       "binomial among node leaders, then binomial on every node"},
+      {"full-lane", Collective::bcast, build_bcast_full_lane, regular_layout,
+       "scatter on the root's node, n concurrent bcasts between nodes, allgather on every node"},
+      {"k-lane", Collective::bcast, build_bcast_k_lane, nullptr,
+       "k-ported over nodes with k ranks per node as the ports, then bcast on every node"},
       // (end of bcast)
       // scatter
       {"binomial", Collective::scatter, build_scatter_binomial, nullptr,
-       "binomial tree, each child gets its subtree's blocks; ceil(log2 p) rounds"},
+       "binomial tree, each child gets its subtree's blocks; ceil(log2 p) rounds",
+       cost_scatter_binomial},
+      {"linear", Collective::scatter, build_scatter_linear, nullptr,
+       "the root sends every block directly, all posted at once; one round"},
+      {"kported", Collective::scatter, build_scatter_kported, nullptr,
+       "k-ported divide and conquer over k + 1 subranges; ceil(log_{k+1} p) rounds"},
+      {"full-lane", Collective::scatter, build_scatter_full_lane, regular_layout,
+       "scatter on the root's node, then n binomial scatters over the nodes; regular layouts"},
+      {"k-lane", Collective::scatter, build_scatter_k_lane, nullptr,
+       "k-ported scatter over nodes, k ranks per node acting as the k ports"},
       // (end of scatter)
       // gather
+      {"linear", Collective::gather, build_gather_linear, nullptr,
+       "every rank sends its block directly to the root; one round"},
+      {"binomial", Collective::gather, build_gather_binomial, nullptr,
+       "binomial tree, each rank sends its subtree's blocks up; ceil(log2 p) rounds"},
       // (end of gather)
       // alltoall
       {"pairwise", Collective::alltoall, build_alltoall_pairwise, nullptr,
-       "p-1 steps, step s sends to r+s and receives from r-s"},
+       "p-1 steps, step s sends to r+s and receives from r-s", cost_alltoall_pairwise},
+      {"kported", Collective::alltoall, build_alltoall_kported, nullptr,
+       "ceil((p-1)/k) rounds, each sending k blocks to r+d on lanes 0..k-1"},
+      {"bruck", Collective::alltoall, build_alltoall_bruck, nullptr,
+       "message combining, ceil(log2 p) rounds of about p/2 blocks"},
+      {"full-lane", Collective::alltoall, build_alltoall_full_lane, regular_layout,
+       "node-local combining alltoall, then n concurrent alltoalls of n-block messages"},
+      {"k-lane", Collective::alltoall, build_alltoall_k_lane, regular_layout,
+       "N-1 node rounds of n steps to distinct remote ranks, then an on-node round"},
       // (end of alltoall)
       // allgather
       {"linear", Collective::allgather, build_allgather_linear, nullptr,
-       "direct exchange with every rank, all messages posted at once"},
+       "direct exchange with every rank, all messages posted at once", cost_allgather_linear},
+      {"ring", Collective::allgather, build_allgather_ring, nullptr,
+       "p-1 steps, each forwarding the last block received to r+1"},
+      {"recursive-doubling", Collective::allgather, build_allgather_recursive_doubling, nullptr,
+       "log2 p rounds of doubling exchanges; non-powers of two fold onto a power of two"},
+      {"bruck", Collective::allgather, build_allgather_bruck, nullptr,
+       "dissemination, ceil(log2 p) rounds, final rotation"},
+      {"node-aware", Collective::allgather, build_allgather_node_aware, nullptr,
+       "gather to node leaders, ring among leaders, broadcast on each node"},
       // (end of allgather)
   };
   return algorithms;

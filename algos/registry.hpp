@@ -12,6 +12,10 @@ namespace lanes::algos {
 
 using BuildFn = Schedule (*)(const Layout& layout, const CollArgs& args);
 using ApplicableFn = bool (*)(const Layout& layout);
+struct CostInput;
+struct MachineParams;
+// Closed-form predicted time of one call (cost_model.hpp), usable at any scale.
+using CostFn = double (*)(const CostInput& in, const MachineParams& m);
 
 struct Algorithm {
   std::string_view name;  // "binomial", "pairwise", ...
@@ -19,6 +23,7 @@ struct Algorithm {
   BuildFn build;
   ApplicableFn applicable;  // nullptr: always applicable
   std::string_view summary;
+  CostFn cost = nullptr;
 };
 
 const std::vector<Algorithm>& all_algorithms();
@@ -31,17 +36,45 @@ std::string algorithm_names(Collective coll);
 // Declarations of every algorithm's builder, one file each under algos/<collective>/.
 // bcast
 Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args);
+Schedule build_bcast_kported(const Layout& layout, const CollArgs& args);
+Schedule build_bcast_scatter_allgather(const Layout& layout, const CollArgs& args);
+Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args);
+Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& args);
+Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args);
+Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args);
+Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args);
 // (end of bcast)
 // scatter
 Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args);
+Schedule build_scatter_linear(const Layout& layout, const CollArgs& args);
+Schedule build_scatter_kported(const Layout& layout, const CollArgs& args);
+Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args);
+Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args);
 // (end of scatter)
 // gather
+Schedule build_gather_linear(const Layout& layout, const CollArgs& args);
+Schedule build_gather_binomial(const Layout& layout, const CollArgs& args);
 // (end of gather)
 // alltoall
 Schedule build_alltoall_pairwise(const Layout& layout, const CollArgs& args);
+Schedule build_alltoall_kported(const Layout& layout, const CollArgs& args);
+Schedule build_alltoall_bruck(const Layout& layout, const CollArgs& args);
+Schedule build_alltoall_full_lane(const Layout& layout, const CollArgs& args);
+Schedule build_alltoall_k_lane(const Layout& layout, const CollArgs& args);
 // (end of alltoall)
 // allgather
 Schedule build_allgather_linear(const Layout& layout, const CollArgs& args);
+Schedule build_allgather_ring(const Layout& layout, const CollArgs& args);
+Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs& args);
+Schedule build_allgather_bruck(const Layout& layout, const CollArgs& args);
+Schedule build_allgather_node_aware(const Layout& layout, const CollArgs& args);
 // (end of allgather)
+
+// Cost formulas (cost_model.hpp), defined beside their algorithms.
+double cost_bcast_binomial(const CostInput& in, const MachineParams& m);
+double cost_scatter_binomial(const CostInput& in, const MachineParams& m);
+double cost_alltoall_pairwise(const CostInput& in, const MachineParams& m);
+double cost_allgather_linear(const CostInput& in, const MachineParams& m);
+// (end of costs)
 
 }  // namespace lanes::algos

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <lanes/error.hpp>
 
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 #include "lib/executor.hpp"
 #include "lib/runtime_impl.hpp"
@@ -98,7 +99,44 @@ void CommImpl::release() noexcept {
 }
 
 // ---------------------------------------------------------------------------------------------
-std::string CommImpl::choose_algorithm(Collective coll, const CallOptions& options,
+// The cost model's cheapest algorithm that applies to this layout. Pure and identical on every
+// rank: same layout, same parameters (rank 0's calibration, shared at start-up).
+std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const algos::Layout& layout,
+                                   const char* fallback) const {
+  algos::CostInput in;
+  in.nodes = layout.num_nodes();
+  for (const auto& ranks : layout.node_ranks) {
+    in.ppn = std::max<long long>(in.ppn, static_cast<long long>(ranks.size()));
+  }
+  in.lanes = layout.num_lanes;
+  in.bytes = bytes;
+  in.regular = layout.regular();
+  const auto ranking = algos::predict(coll, in, runtime_->machine());
+  std::string chosen = fallback;
+  for (const auto& candidate : ranking) {
+    const algos::Algorithm* algo = algos::find_algorithm(coll, candidate.algorithm);
+    if (algo->applicable == nullptr || algo->applicable(layout)) {
+      chosen = candidate.algorithm;
+      break;
+    }
+  }
+  if (runtime_->config().info > 0 && rank_ == 0 &&
+      reported_.emplace(static_cast<int>(coll), bytes, layout.num_lanes).second) {
+    std::string text;
+    for (const auto& c : ranking) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " %s %.3g us", c.algorithm.c_str(), c.seconds * 1e6);
+      text += buf;
+    }
+    std::fprintf(stderr, "lanes: model for %s of %zu bytes on %s:%s; chosen: %s\n",
+                 algos::to_string(coll), bytes, layout.describe().c_str(), text.c_str(),
+                 chosen.c_str());
+  }
+  return chosen;
+}
+
+std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
+                                       const CallOptions& options,
                                        const algos::Layout& layout) const {
   const Config& cfg = runtime_->config();
   std::string name = options.algorithm;
@@ -122,17 +160,17 @@ std::string CommImpl::choose_algorithm(Collective coll, const CallOptions& optio
         break;
     }
   }
-  const char* fallback = coll == Collective::bcast       ? "binomial"
-                         : coll == Collective::scatter   ? "binomial"
-                         : coll == Collective::gather    ? "linear"
-                         : coll == Collective::alltoall  ? "pairwise"
-                                                         : "linear";
-  if (name == "auto") name = fallback;
+  const char* fallback = coll == Collective::bcast      ? "binomial"
+                         : coll == Collective::scatter  ? "binomial"
+                         : coll == Collective::gather   ? "linear"
+                         : coll == Collective::alltoall ? "pairwise"
+                                                        : "linear";
+  if (name == "auto") return model_choice(coll, bytes, layout, fallback);
   const algos::Algorithm* algo = algos::find_algorithm(coll, name);
   if (algo == nullptr) {
-    throw Error(Errc::invalid_argument, std::string(source) + "='" + name + "' is not a " +
-                                            algos::to_string(coll) + " algorithm; available: " +
-                                            algos::algorithm_names(coll));
+    throw Error(Errc::invalid_argument,
+                std::string(source) + "='" + name + "' is not a " + algos::to_string(coll) +
+                    " algorithm; available: " + algos::algorithm_names(coll));
   }
   if (algo->applicable != nullptr && !algo->applicable(layout)) {
     if (runtime_->config().info > 0 && rank_ == 0) {
@@ -157,9 +195,9 @@ const algos::Layout& CommImpl::layout_with_lanes(int lanes) {
 }
 
 std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, int root,
-                                                              std::size_t bytes,
-                                                              const std::string& algorithm,
-                                                              int lanes) {
+                                                               std::size_t bytes,
+                                                               const std::string& algorithm,
+                                                               int lanes) {
   const CacheKey key{static_cast<int>(coll), root, bytes, algorithm, lanes};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
@@ -173,8 +211,8 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, 
   algos::Schedule sched = algo->build(layout, args);
   sched.finalize();
   auto prepared = prepare(*this, std::move(sched), algorithm);
-  if (runtime_->config().info > 0 && rank_ == 0 && !(coll == Collective::allgather &&
-                                                     algorithm == "linear" && lanes == -1)) {
+  if (runtime_->config().info > 0 && rank_ == 0 &&
+      !(coll == Collective::allgather && algorithm == "linear" && lanes == -1)) {
     std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s\n", algos::to_string(coll),
                  bytes, root, layout.describe().c_str(), algorithm.c_str());
   }
@@ -219,7 +257,6 @@ std::string describe_call(const Signature& s) {
   return text + ", algorithm " + s.algorithm + ")";
 }
 
-
 }  // namespace
 
 void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::string& algorithm,
@@ -234,12 +271,11 @@ void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::st
   exchange(&mine, all.data(), sizeof mine);
   for (int r = 0; r < size(); ++r) {
     if (all[static_cast<std::size_t>(r)].has_error != 0) {
-      throw Error(
-          Errc::invalid_argument,
-          r == rank_
-              ? "rank " + std::to_string(r) + ": " + local_error
-              : "rank " + std::to_string(r) + " passed invalid arguments to " +
-                    algos::to_string(coll) + " (LANES_CHECK=1; its error says which)");
+      throw Error(Errc::invalid_argument,
+                  r == rank_
+                      ? "rank " + std::to_string(r) + ": " + local_error
+                      : "rank " + std::to_string(r) + " passed invalid arguments to " +
+                            algos::to_string(coll) + " (LANES_CHECK=1; its error says which)");
     }
   }
   const Signature& ref = all.front();
@@ -270,8 +306,8 @@ std::string blocks_error(const char* whole_name, std::size_t whole, const char* 
                          std::size_t block, std::size_t p) {
   std::size_t expected = 0;
   if (!__builtin_mul_overflow(p, block, &expected) && whole == expected) return {};
-  return std::string(whole_name) + " must hold size() * " + block_name + ".size() = " +
-         std::to_string(p) + " * " + std::to_string(block) + " bytes but holds " +
+  return std::string(whole_name) + " must hold size() * " + block_name +
+         ".size() = " + std::to_string(p) + " * " + std::to_string(block) + " bytes but holds " +
          std::to_string(whole);
 }
 
@@ -339,7 +375,7 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   prepared.call = call;
   prepared.block = block;
   const algos::Layout& layout = layout_with_lanes(call.options.lanes);
-  const std::string algorithm = choose_algorithm(call.coll, call.options, layout);
+  const std::string algorithm = choose_algorithm(call.coll, block, call.options, layout);
   prepared.call.options.algorithm = algorithm;
   if (!err.empty()) {
     // Without LANES_CHECK only this rank knows; with it, every rank fails at start().
@@ -349,8 +385,8 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   }
   const bool nothing = block == 0 || (call.coll == Collective::bcast && size() == 1);
   if (!nothing) {
-    prepared.schedule = schedule_for(call.coll, rooted ? call.root : 0, block, algorithm,
-                                     call.options.lanes);
+    prepared.schedule =
+        schedule_for(call.coll, rooted ? call.root : 0, block, algorithm, call.options.lanes);
     prepared.send = uses_send ? send.data() : nullptr;
     prepared.recv = uses_recv ? recv.data() : nullptr;
   }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -94,8 +95,10 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
                                                        std::size_t bytes,
                                                        const std::string& algorithm, int lanes);
-  std::string choose_algorithm(algos::Collective coll, const CallOptions& options,
-                               const algos::Layout& layout) const;
+  std::string choose_algorithm(algos::Collective coll, std::size_t bytes,
+                               const CallOptions& options, const algos::Layout& layout) const;
+  std::string model_choice(algos::Collective coll, std::size_t bytes, const algos::Layout& layout,
+                           const char* fallback) const;
   // The layout with k lanes (per-call option); lane of a rank = its rail mod k.
   const algos::Layout& layout_with_lanes(int lanes);
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
@@ -119,6 +122,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   using CacheKey = std::tuple<int, int, std::size_t, std::string, int>;
   std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
   std::string broken_;
+  mutable std::set<std::tuple<int, std::size_t, int>> reported_;  // LANES_INFO model lines shown
 };
 
 }  // namespace lanes::detail

@@ -28,14 +28,22 @@ Call make(Collective coll, int root, std::span<const std::byte> send, std::span<
 
 }  // namespace
 
-int Communicator::rank() const { return usable(impl_).rank(); }
-int Communicator::size() const { return usable(impl_).size(); }
-int Communicator::node_rank() const { return usable(impl_).local_rank(); }
+int Communicator::rank() const {
+  return usable(impl_).rank();
+}
+int Communicator::size() const {
+  return usable(impl_).size();
+}
+int Communicator::node_rank() const {
+  return usable(impl_).local_rank();
+}
 int Communicator::node_size() const {
   const auto& c = usable(impl_);
   return c.layout().node_size_of(c.rank());
 }
-int Communicator::num_nodes() const { return usable(impl_).layout().num_nodes(); }
+int Communicator::num_nodes() const {
+  return usable(impl_).layout().num_nodes();
+}
 
 Communicator Communicator::split(int color, int key) const {
   return Communicator(usable(impl_).split(color, key));
@@ -116,8 +124,8 @@ Plan Communicator::plan_alltoall_bytes(std::span<const std::byte> send, std::spa
                                        const CallOptions& o) {
   return plan(impl_, make(Collective::alltoall, 0, send, recv, o));
 }
-Plan Communicator::plan_allgather_bytes(std::span<const std::byte> send,
-                                        std::span<std::byte> recv, const CallOptions& o) {
+Plan Communicator::plan_allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                        const CallOptions& o) {
   return plan(impl_, make(Collective::allgather, 0, send, recv, o));
 }
 

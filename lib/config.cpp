@@ -34,11 +34,23 @@ const std::vector<ConfigVar>& config_table() {
        "Seconds a collective may go without any progress before it fails with a timeout error. "
        "0: never."},
       {"LANES_INFO", "0", "1: rank 0 prints the layout at start-up and each algorithm choice."},
-      {"LANES_BCAST_ALGORITHM", "auto", "Broadcast algorithm (binomial)."},
-      {"LANES_SCATTER_ALGORITHM", "auto", "Scatter algorithm (binomial)."},
-      {"LANES_ALLTOALL_ALGORITHM", "auto", "Alltoall algorithm (pairwise)."},
-      {"LANES_ALLGATHER_ALGORITHM", "auto", "Allgather algorithm (linear)."},
-      {"LANES_GATHER_ALGORITHM", "auto", "Gather algorithm (linear)."},
+      {"LANES_CALIBRATION", "",
+       "Cost-model parameters (a file written by lanes-calibrate; rank 0's is used everywhere). "
+       "Empty: built-in defaults."},
+      {"LANES_BCAST_ALGORITHM", "auto",
+       "Broadcast algorithm: binomial, kported, scatter-allgather, scatter-ring, "
+       "scatter-ring-bwsave, hierarchical, full-lane, k-lane. auto: the cost model's choice."},
+      {"LANES_SCATTER_ALGORITHM", "auto",
+       "Scatter algorithm: linear, binomial, kported, full-lane, k-lane. auto: the cost "
+       "model's choice."},
+      {"LANES_ALLTOALL_ALGORITHM", "auto",
+       "Alltoall algorithm: pairwise, kported, bruck, full-lane, k-lane. auto: the cost "
+       "model's choice."},
+      {"LANES_ALLGATHER_ALGORITHM", "auto",
+       "Allgather algorithm: linear, ring, recursive-doubling, bruck, node-aware. auto: the "
+       "cost model's choice."},
+      {"LANES_GATHER_ALGORITHM", "auto",
+       "Gather algorithm: linear, binomial. auto: the cost model's choice."},
   };
   return table;
 }
@@ -119,6 +131,7 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     c.timeout_s = static_cast<double>(parse_int("LANES_TIMEOUT", *v, 0, 1L << 31));
   }
   if (auto v = get("LANES_INFO")) c.info = static_cast<int>(parse_int("LANES_INFO", *v, 0, 2));
+  if (auto v = get("LANES_CALIBRATION")) c.calibration = *v;
   if (auto v = get("LANES_BCAST_ALGORITHM")) c.bcast_algorithm = *v;
   if (auto v = get("LANES_SCATTER_ALGORITHM")) c.scatter_algorithm = *v;
   if (auto v = get("LANES_ALLTOALL_ALGORITHM")) c.alltoall_algorithm = *v;

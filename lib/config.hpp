@@ -36,6 +36,7 @@ struct Config {
   std::string alltoall_algorithm = "auto";
   std::string allgather_algorithm = "auto";
   std::string gather_algorithm = "auto";
+  std::string calibration;  // LANES_CALIBRATION: cost-model parameters file
 
   // Throws lanes::Error(invalid_argument) naming the variable and its accepted values.
   static Config parse(const std::function<const char*(const char*)>& lookup);

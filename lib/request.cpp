@@ -8,8 +8,12 @@ namespace lanes {
 
 namespace detail {
 
-Request make_request(std::shared_ptr<Execution> ex) { return Request(std::move(ex)); }
-Plan make_plan(std::shared_ptr<PlanState> state) { return Plan(std::move(state)); }
+Request make_request(std::shared_ptr<Execution> ex) {
+  return Request(std::move(ex));
+}
+Plan make_plan(std::shared_ptr<PlanState> state) {
+  return Plan(std::move(state));
+}
 
 }  // namespace detail
 
@@ -34,7 +38,9 @@ void Plan::start() {
   state_->running = state_->comm->start(state_->prepared);
 }
 
-bool Plan::test() { return state_ ? Request(state_->running).test() : true; }
+bool Plan::test() {
+  return state_ ? Request(state_->running).test() : true;
+}
 
 void Plan::wait() {
   if (state_) Request(state_->running).wait();

@@ -1,6 +1,7 @@
 // Public entry points of lanes::Runtime.
 #include <lanes/lanes.hpp>
 
+#include "algos/registry.hpp"
 #include "lib/runtime_impl.hpp"
 #include "transport/bootstrap/bootstrap.hpp"
 #ifdef LANES_HAVE_MPI
@@ -10,6 +11,14 @@
 #endif
 
 namespace lanes {
+
+std::vector<std::string> algorithms(std::string_view collective) {
+  std::vector<std::string> out;
+  for (const algos::Algorithm& a : algos::all_algorithms()) {
+    if (collective == algos::to_string(a.coll)) out.emplace_back(a.name);
+  }
+  return out;
+}
 
 Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {}
 Runtime::Runtime(Runtime&&) noexcept = default;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <lanes/error.hpp>
 #include <sstream>
 
@@ -39,6 +40,7 @@ std::vector<std::byte> encode(const StartupRecord& rec, std::span<const std::byt
     w.put_string(d.kind);
     w.put(static_cast<std::int32_t>(d.numa_node));
   }
+  w.put_string(rec.calibration);
   w.put_bytes(addresses);
   return w.take();
 }
@@ -58,9 +60,22 @@ StartupRecord decode(std::span<const std::byte> bytes, std::vector<std::byte>& a
     d.numa_node = r.get<std::int32_t>();
     rec.rails.push_back(std::move(d));
   }
+  rec.calibration = r.get_string();
   auto a = r.get_bytes();
   addresses.assign(a.begin(), a.end());
   return rec;
+}
+
+std::string read_calibration(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) {
+    throw Error(Errc::invalid_argument,
+                "LANES_CALIBRATION='" + path + "' cannot be read (make one with lanes-calibrate)");
+  }
+  std::stringstream text;
+  text << f.rdbuf();
+  (void)algos::MachineParams::parse(text.str());  // reject a bad file on rank 0, early
+  return text.str();
 }
 
 }  // namespace
@@ -96,6 +111,8 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   mine.launcher_local_rank = placement.local_rank;
   mine.numa = topo::current_numa_node();
   mine.cores = usable_cores();
+  if (rank == 0 && !config_.calibration.empty())
+    mine.calibration = read_calibration(config_.calibration);
 
   transport::RailOptions options;
   for (const auto& d : mine.rails) options.devices.push_back(d.name);
@@ -112,6 +129,10 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     rails_->set_peer_addresses(r, addresses);
   }
   algos::Layout layout = build_world_layout(records, config_.node_size, config_.lanes);
+  machine_ = algos::MachineParams::parse(records.front().calibration);
+  if (records.front().calibration.find("rails") == std::string::npos) {
+    machine_.rails = static_cast<int>(records.front().rails.size());
+  }
 
   // Busy polling starves peers when a host runs more processes than it has cores.
   progress_ = config_.progress;

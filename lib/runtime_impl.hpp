@@ -9,6 +9,7 @@
 
 #include <lanes/runtime.hpp>
 
+#include "algos/cost_model.hpp"
 #include "lib/config.hpp"
 #include "transport/bootstrap/bootstrap.hpp"
 #include "transport/ucx/rails.hpp"
@@ -37,6 +38,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   bool finalized() const { return finalized_; }
   const std::string& bootstrap_name() const { return bootstrap_name_; }
   ProgressMode progress_mode() const { return progress_; }
+  const algos::MachineParams& machine() const { return machine_; }
   std::shared_ptr<CommImpl> world() const { return world_; }
   std::string describe() const;
 
@@ -75,6 +77,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::vector<std::shared_ptr<Execution>> active_;
   std::vector<PeerRecord> peers_;
   ProgressMode progress_ = ProgressMode::spin;
+  algos::MachineParams machine_;
   std::uint32_t next_comm_id_ = 1;
   bool started_ = false;  // init completed: finalize synchronises with the peers
   bool finalized_ = false;

@@ -16,6 +16,7 @@ struct StartupRecord {
   int numa = -1;
   int cores = 1;
   std::vector<topo::NetDevice> rails;
+  std::string calibration;  // cost-model parameters (rank 0's are used by everyone)
 };
 
 // Throws lanes::Error(invalid_argument) for a LANES_NODE_SIZE that spans hosts and

@@ -12,10 +12,13 @@
 // in the one-ported model.
 //
 // Applies: any p and any layout; meant for small blocks (p - 1 messages per rank).
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -40,6 +43,16 @@ Schedule build_allgather_linear(const Layout& layout, const CollArgs& args) {
   s.rounds = p - 1;
   s.finalize();
   return s;
+}
+
+// Cost: everything is posted at once: n - 1 on-node copies by this process overlap with the
+// node's n * (p - n) blocks leaving over the rails.
+double cost_allgather_linear(const CostInput& in, const MachineParams& m) {
+  const auto c = static_cast<double>(in.bytes);
+  const auto p = static_cast<double>(in.p());
+  const auto n = static_cast<double>(in.ppn);
+  const double off = in.nodes > 1 ? rail_time(c * (p - n), n, in, m) : 0.0;
+  return std::max((n - 1) * shm_time(c, m), off);
 }
 
 }  // namespace lanes::algos

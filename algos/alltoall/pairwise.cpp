@@ -13,10 +13,13 @@
 //
 // Applies: any p and any layout. Every block travels exactly once; best for medium and large
 // blocks. Uses only each sender's default lane.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -43,6 +46,15 @@ Schedule build_alltoall_pairwise(const Layout& layout, const CollArgs& args) {
   s.rounds = p - 1;
   s.finalize();
   return s;
+}
+
+// Cost: of the p-1 steps, n-1 have an on-node partner; in the others all n ranks of a node send
+// off-node at once.
+double cost_alltoall_pairwise(const CostInput& in, const MachineParams& m) {
+  const auto c = static_cast<double>(in.bytes);
+  const auto p = static_cast<double>(in.p());
+  const auto n = static_cast<double>(in.ppn);
+  return (n - 1) * shm_time(c, m) + (p - n) * rail_time(c, n, in, m);
 }
 
 }  // namespace lanes::algos

@@ -13,10 +13,13 @@
 //
 // Applies: any p and any layout. Latency-optimal for small messages in the one-ported model;
 // for large m every round moves the whole message and only each sender's default lane is used.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -48,6 +51,16 @@ Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: the rounds whose partners are 2^j >= n ranks apart leave the node, and there every rank
+// of a node that holds the data sends at once (n flows share the rails); the others copy on-node.
+double cost_bcast_binomial(const CostInput& in, const MachineParams& m) {
+  const int rounds = ceil_log(in.p(), 2);
+  const int on_node = in.nodes > 1 ? std::min(rounds, ceil_log(in.ppn, 2)) : rounds;
+  const auto c = static_cast<double>(in.bytes);
+  return on_node * shm_time(c, m) +
+         (rounds - on_node) * rail_time(c, static_cast<double>(in.ppn), in, m);
 }
 
 }  // namespace lanes::algos

@@ -18,10 +18,12 @@
 // Applies: any p and any layout. Round- and volume-optimal in the one-ported model; uses only
 // each sender's default lane.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -91,6 +93,20 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: round j (from the last) moves 2^j blocks per sender; rounds moving n or more blocks
+// cross nodes, one flow per node (only subtree roots hold data); the rest stay on-node.
+double cost_scatter_binomial(const CostInput& in, const MachineParams& m) {
+  const int rounds = ceil_log(in.p(), 2);
+  const auto c = static_cast<double>(in.bytes);
+  double t = 0;
+  for (int j = 0; j < rounds; ++j) {
+    const double blocks = std::ldexp(1.0, j);
+    t += (in.nodes > 1 && blocks >= static_cast<double>(in.ppn)) ? rail_time(blocks * c, 1.0, in, m)
+                                                                 : shm_time(blocks * c, m);
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

@@ -3,7 +3,9 @@
 //
 //   collectives_check [--sizes 0,1,7,1048579,67108864]
 //                     [--colls bcast,scatter,gather,alltoall,allgather]
-//                     [--mode blocking|nonblocking|plan] [--split] [--repeat N]
+//                     [--mode blocking|nonblocking|plan] [--algorithms all] [--split]
+//                     [--repeat N]
+// --algorithms all: every algorithm of each collective, chosen per call.
 // nonblocking: all roots' calls of one size are in flight at once; plan: each plan runs twice.
 // Sizes: the bcast payload; scatter/alltoall use blocks of that size, or size/p (rounded up)
 // above 8 MiB so that buffers stay near the payload.
@@ -55,6 +57,11 @@ struct Checker {
   }
 };
 
+// Whether the comma-separated `list` names `name`.
+bool wants(const std::string& list, const std::string& name) {
+  return ("," + list + ",").find("," + name + ",") != std::string::npos;
+}
+
 void fill(std::uint8_t* p, std::size_t n, int from, int to, int call) {
   for (std::size_t i = 0; i < n; ++i) p[i] = pattern(from, to, i, call);
 }
@@ -66,6 +73,7 @@ enum class Mode { blocking, nonblocking, plan };
 struct Runner {
   lanes::Communicator& comm;
   Mode mode;
+  lanes::CallOptions options;
   std::vector<lanes::Request> pending;
 
   template <class Blocking, class Start, class MakePlan, class Refill>
@@ -96,14 +104,15 @@ struct Runner {
 };
 
 void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes,
-                const std::string& colls, Mode mode, Checker& c, int& call) {
+                const std::string& colls, Mode mode, Checker& c, int& call,
+                const lanes::CallOptions& o = {}) {
   const int p = comm.size();
   const auto up = static_cast<std::size_t>(p);
   const int me = comm.rank();
-  Runner runner{comm, mode, {}};
+  Runner runner{comm, mode, o, {}};
   for (std::size_t size : sizes) {
     const std::size_t block = size > (8u << 20) ? (size + up - 1) / up : size;
-    if (colls.find("bcast") != std::string::npos) {
+    if (wants(colls, "bcast")) {
       std::vector<std::vector<std::uint8_t>> data(up, std::vector<std::uint8_t>(size));
       const int first = call;
       for (int root = 0; root < p; ++root) {
@@ -116,8 +125,8 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
             std::fill(d.begin(), d.end(), 0xEE);
         };
         refill();
-        runner.run([&] { comm.bcast(d, root); }, [&] { return comm.ibcast(d, root); },
-                   [&] { return comm.plan_bcast(d, root); }, refill);
+        runner.run([&] { comm.bcast(d, root, o); }, [&] { return comm.ibcast(d, root, o); },
+                   [&] { return comm.plan_bcast(d, root, o); }, refill);
       }
       runner.finish();
       for (int root = 0; root < p; ++root) {
@@ -126,7 +135,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       }
       call += p;
     }
-    if (colls.find("scatter") != std::string::npos) {
+    if (wants(colls, "scatter")) {
       std::vector<std::vector<std::uint8_t>> send(up), recv(up, std::vector<std::uint8_t>(block));
       const int first = call;
       for (int root = 0; root < p; ++root) {
@@ -141,9 +150,9 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
           std::fill(out.begin(), out.end(), 0xEE);
         };
         refill();
-        runner.run([&] { comm.scatter(in, out, root); },
-                   [&] { return comm.iscatter(in, out, root); },
-                   [&] { return comm.plan_scatter(in, out, root); }, refill);
+        runner.run([&] { comm.scatter(in, out, root, o); },
+                   [&] { return comm.iscatter(in, out, root, o); },
+                   [&] { return comm.plan_scatter(in, out, root, o); }, refill);
       }
       runner.finish();
       for (int root = 0; root < p; ++root) {
@@ -152,7 +161,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       }
       call += p;
     }
-    if (colls.find("gather") != std::string::npos && colls.find("allgather") == std::string::npos) {
+    if (wants(colls, "gather")) {
       std::vector<std::vector<std::uint8_t>> send(up, std::vector<std::uint8_t>(block)), recv(up);
       const int first = call;
       for (int root = 0; root < p; ++root) {
@@ -165,8 +174,9 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
           std::fill(out.begin(), out.end(), 0xEE);
         };
         refill();
-        runner.run([&] { comm.gather(in, out, root); }, [&] { return comm.igather(in, out, root); },
-                   [&] { return comm.plan_gather(in, out, root); }, refill);
+        runner.run([&] { comm.gather(in, out, root, o); },
+                   [&] { return comm.igather(in, out, root, o); },
+                   [&] { return comm.plan_gather(in, out, root, o); }, refill);
       }
       runner.finish();
       for (int root = 0; root < p; ++root) {
@@ -177,7 +187,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       }
       call += p;
     }
-    if (colls.find("alltoall") != std::string::npos) {
+    if (wants(colls, "alltoall")) {
       std::vector<std::uint8_t> send(block * up), recv(send.size(), 0xEE);
       const int id = call++;
       auto refill = [&] {
@@ -186,14 +196,15 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         std::fill(recv.begin(), recv.end(), 0xEE);
       };
       refill();
-      runner.run([&] { comm.alltoall(send, recv); }, [&] { return comm.ialltoall(send, recv); },
-                 [&] { return comm.plan_alltoall(send, recv); }, refill);
+      runner.run([&] { comm.alltoall(send, recv, o); },
+                 [&] { return comm.ialltoall(send, recv, o); },
+                 [&] { return comm.plan_alltoall(send, recv, o); }, refill);
       runner.finish();
       for (std::size_t j = 0; j < up; ++j) {
         c.expect_block(recv.data() + block * j, block, static_cast<int>(j), me, id, "alltoall");
       }
     }
-    if (colls.find("allgather") != std::string::npos) {
+    if (wants(colls, "allgather")) {
       std::vector<std::uint8_t> send(block), recv(block * up, 0xEE);
       const int id = call++;
       auto refill = [&] {
@@ -201,8 +212,9 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         std::fill(recv.begin(), recv.end(), 0xEE);
       };
       refill();
-      runner.run([&] { comm.allgather(send, recv); }, [&] { return comm.iallgather(send, recv); },
-                 [&] { return comm.plan_allgather(send, recv); }, refill);
+      runner.run([&] { comm.allgather(send, recv, o); },
+                 [&] { return comm.iallgather(send, recv, o); },
+                 [&] { return comm.plan_allgather(send, recv, o); }, refill);
       runner.finish();
       for (std::size_t j = 0; j < up; ++j) {
         c.expect_block(recv.data() + block * j, block, static_cast<int>(j), -3, id, "allgather");
@@ -219,6 +231,7 @@ int main(int argc, char** argv) {
   bool split = false;
   int repeat = 1;
   Mode mode = Mode::blocking;
+  bool every_algorithm = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc)
@@ -229,7 +242,10 @@ int main(int argc, char** argv) {
       split = true;
     else if (a == "--repeat" && i + 1 < argc)
       repeat = std::atoi(argv[++i]);
-    else if (a == "--mode" && i + 1 < argc) {
+    else if (a == "--algorithms" && i + 1 < argc && std::string(argv[i + 1]) == "all") {
+      every_algorithm = true;
+      ++i;
+    } else if (a == "--mode" && i + 1 < argc) {
       const std::string m = argv[++i];
       mode = m == "nonblocking" ? Mode::nonblocking : m == "plan" ? Mode::plan : Mode::blocking;
     } else {
@@ -242,7 +258,21 @@ int main(int argc, char** argv) {
     lanes::Communicator world = rt.world();
     Checker c{world.rank(), "world"};
     int call = 0;
-    for (int r = 0; r < repeat; ++r) run_checks(world, sizes, colls, mode, c, call);
+    for (int r = 0; r < repeat; ++r) {
+      if (!every_algorithm) {
+        run_checks(world, sizes, colls, mode, c, call);
+        continue;
+      }
+      // Every algorithm of every collective asked for, chosen per call.
+      for (const char* coll : {"bcast", "scatter", "gather", "alltoall", "allgather"}) {
+        if (!wants(colls, coll)) continue;
+        for (const std::string& algorithm : lanes::algorithms(coll)) {
+          lanes::CallOptions o;
+          o.algorithm = algorithm;
+          run_checks(world, sizes, coll, mode, c, call, o);
+        }
+      }
+    }
     if (split) {
       // Two halves by parity, each in reversed rank order.
       lanes::Communicator half = world.split(world.rank() % 2, -world.rank());

@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -36,13 +35,26 @@ Layout irregular(int p, int lanes) {
   return Layout::from_node_sizes(sizes, lanes);
 }
 
+// The per-collective test files sweep their algorithms in depth (every layout, k = 1..6); this
+// generic sweep applies the same checks to every registered algorithm, so it stays lighter.
 std::vector<Layout> layouts_for(int p) {
   std::vector<Layout> out;
-  for (int lanes = 1; lanes <= 3; ++lanes) {
-    for (int n : {1, 2, 3, p}) out.push_back(Layout::blocks(p, n, lanes));
-    out.push_back(irregular(p, lanes));
+  for (int lanes : {1, 3}) {
+    for (int n : {1, 3, p}) out.push_back(Layout::blocks(p, n, lanes));
   }
+  out.push_back(irregular(p, 2));
   return out;
+}
+
+// Every root up to 32 ranks, then the first, second, middle and last.
+std::vector<int> roots_for(const Algorithm& algo, int p) {
+  if (!rooted(algo.coll)) return {0};
+  if (p <= 32) {
+    std::vector<int> all(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) all[static_cast<std::size_t>(r)] = r;
+    return all;
+  }
+  return {0, 1, p / 2, p - 1};
 }
 
 std::string what(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes) {
@@ -80,16 +92,14 @@ std::vector<const Algorithm*> every_algorithm() {
 
 class EveryAlgorithm : public ::testing::TestWithParam<const Algorithm*> {};
 
-TEST_P(EveryAlgorithm, CorrectUpTo64Ranks) {
+TEST_P(EveryAlgorithm, CorrectUpTo64Ranks) {  // p = 1..64
   const Algorithm& algo = *GetParam();
   int runs = 0;
   for (int p = 1; p <= 64; ++p) {
     for (const Layout& layout : layouts_for(p)) {
       if (algo.applicable != nullptr && !algo.applicable(layout)) continue;
-      const int roots = rooted(algo.coll) ? p : 1;
-      for (int root = 0; root < roots; ++root) {
-        for (std::size_t bytes :
-             {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1027}}) {
+      for (int root : roots_for(algo, p)) {
+        for (std::size_t bytes : {std::size_t{0}, std::size_t{7}, std::size_t{1027}}) {
           const SimResult res = simulate(algo, layout, root, bytes);
           ++runs;
           if (!res.ok) {
@@ -122,42 +132,51 @@ TEST_P(EveryAlgorithm, LargeSamples) {
     const int p = layout.size;
     for (int root : {0, 1, p / 3, p - 1}) {
       if (!rooted(algo.coll) && root != 0) continue;
-      const auto start = std::chrono::steady_clock::now();
       const SimResult res = simulate(algo, layout, root, sample.bytes);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ASSERT_TRUE(res.ok) << what(algo, layout, root, sample.bytes) << ": " << res.error;
       check_totals(algo, layout, sample.bytes, res);
-      // Generous, for loaded machines: unloaded, the largest of these takes about half a second.
-      EXPECT_LT(seconds, 10.0) << what(algo, layout, root, sample.bytes);
     }
   }
 }
 
 std::string algorithm_test_name(const ::testing::TestParamInfo<const Algorithm*>& p) {
-  return std::string(to_string(p.param->coll)) + "_" + std::string(p.param->name);
+  std::string name = std::string(to_string(p.param->coll)) + "_" + std::string(p.param->name);
+  for (char& ch : name) {
+    if (ch == '-') ch = '_';  // "scatter-ring" -> "scatter_ring": gtest names are identifiers
+  }
+  return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryAlgorithm, ::testing::ValuesIn(every_algorithm()),
                          algorithm_test_name);
 
-TEST(Registry, FindsTheFourAlgorithms) {
-  ASSERT_EQ(all_algorithms().size(), 4u);
-  const Algorithm* bcast = find_algorithm(Collective::bcast, "binomial");
-  ASSERT_NE(bcast, nullptr);
-  EXPECT_EQ(bcast->coll, Collective::bcast);
-  EXPECT_EQ(bcast->build, &build_bcast_binomial);
-  EXPECT_FALSE(bcast->summary.empty());
-  ASSERT_NE(find_algorithm(Collective::scatter, "binomial"), nullptr);
-  EXPECT_EQ(find_algorithm(Collective::scatter, "binomial")->build, &build_scatter_binomial);
-  ASSERT_NE(find_algorithm(Collective::alltoall, "pairwise"), nullptr);
-  ASSERT_NE(find_algorithm(Collective::allgather, "linear"), nullptr);
+TEST(Registry, HoldsTheCatalogue) {
+  const std::vector<std::pair<Collective, std::vector<std::string>>> catalogue = {
+      {Collective::bcast,
+       {"binomial", "kported", "scatter-allgather", "scatter-ring", "scatter-ring-bwsave",
+        "hierarchical", "full-lane", "k-lane"}},
+      {Collective::scatter, {"linear", "binomial", "kported", "full-lane", "k-lane"}},
+      {Collective::gather, {"linear", "binomial"}},
+      {Collective::alltoall, {"pairwise", "kported", "bruck", "full-lane", "k-lane"}},
+      {Collective::allgather, {"linear", "ring", "recursive-doubling", "bruck", "node-aware"}},
+  };
+  std::size_t total = 0;
+  for (const auto& [coll, names] : catalogue) {
+    for (const auto& name : names) {
+      const Algorithm* a = find_algorithm(coll, name);
+      ASSERT_NE(a, nullptr) << to_string(coll) << " " << name;
+      EXPECT_EQ(a->coll, coll);
+      EXPECT_NE(a->build, nullptr);
+      EXPECT_FALSE(a->summary.empty());
+    }
+    EXPECT_EQ(algorithms_for(coll).size(), names.size()) << to_string(coll);
+    total += names.size();
+  }
+  EXPECT_EQ(all_algorithms().size(), total);
+  EXPECT_EQ(find_algorithm(Collective::bcast, "binomial")->build, &build_bcast_binomial);
   EXPECT_EQ(find_algorithm(Collective::alltoall, "binomial"), nullptr);
   EXPECT_EQ(find_algorithm(Collective::bcast, "nonesuch"), nullptr);
-  EXPECT_EQ(algorithms_for(Collective::bcast).size(), 1u);
-  EXPECT_TRUE(algorithms_for(Collective::gather).empty());
-  EXPECT_EQ(algorithm_names(Collective::alltoall), "pairwise");
-  EXPECT_EQ(algorithm_names(Collective::gather), "");
+  EXPECT_NE(algorithm_names(Collective::alltoall).find("pairwise"), std::string::npos);
 }
 
 TEST(Names, CollectivesAndBuffers) {

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <lanes/communicator.hpp>
 
@@ -23,6 +25,11 @@ struct AllgatherBootstrap {
   std::function<void(const void* mine, void* all, std::size_t bytes)> allgather;
   std::string node_name;  // ranks with equal names share a node; empty: this host's name
 };
+
+// Names of the algorithms lanes has for a collective ("bcast", "scatter", "gather", "alltoall",
+// "allgather"), as accepted by CallOptions::algorithm and LANES_<COLLECTIVE>_ALGORITHM. Empty
+// for an unknown collective.
+std::vector<std::string> algorithms(std::string_view collective);
 
 class Runtime {
  public:

@@ -1,0 +1,159 @@
+// Full-lane broadcast: scatter on the root's node, n concurrent broadcasts between nodes, ring
+// allgather on every node.
+//
+// Source: J. L. Träff, "k-ported vs. k-lane Broadcast, Scatter, and Alltoall Algorithms" (2020),
+// after the full-lane algorithms of J. L. Träff, "Decomposing Collectives for Exploiting
+// Multi-lane Communication" (arXiv:1910.13373, 2019).
+//
+// Phases: N nodes of n ranks each. Local ranks are numbered relative to the root's local rank,
+// v = (local rank - root's local rank + n) mod n, the same on every node, and the message is cut
+// into n blocks whose sizes differ by at most one byte (block v at its place in the receive
+// buffer; with fewer bytes than n the last blocks are empty and travel nowhere).
+//  1. Binomial scatter of the n blocks over the root's node (as scatter/binomial.cpp, over v):
+//     ceil(log2 n) rounds; v ends with block v (and the rest of its subtree).
+//  2. n concurrent broadcasts between nodes: local rank i of the root's node sends its block v to
+//     local rank i of every other node by a binomial tree over nodes numbered relative to the
+//     root's node, on lane i mod k; ceil(log2 N) rounds.
+//  3. Ring allgather of the n blocks on every node over v (step s = 0..n-2: block (v - s) mod n
+//     from v to v + 1), shared memory; n - 1 rounds. Ranks of other nodes start it as soon as
+//     their block arrived.
+//
+// Cost: ceil(log2 n) + ceil(log2 N) + n - 1 rounds. For m bytes: the scatter
+// ceil(log2 n) alpha' + beta' m (n - 1) / n on the root's node, between nodes
+// ceil(log2 N) (alpha + beta m / n) per rank with the n ranks of a node sending at once over the
+// k lanes (ideally ceil(log2 N) (alpha + beta m / k) per node), and the allgather
+// (n - 1) (alpha' + beta' m / n). (N - 1) m bytes cross nodes in all, as with hierarchical.
+//
+// Applies: regular layouts only (every node n ranks). Aimed at large messages on multi-lane
+// nodes: every rank of a node drives its share of the inter-node traffic.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+namespace {
+
+// Offset of block i of `bytes` cut into q blocks (the first bytes mod q blocks are one larger).
+std::size_t block_offset(std::size_t bytes, int q, int i) {
+  const auto n = static_cast<std::size_t>(q);
+  const auto u = static_cast<std::size_t>(i);
+  return u * (bytes / n) + std::min(u, bytes % n);
+}
+
+// Blocks [first, last) of the receive buffer.
+Region blocks(std::size_t bytes, int q, int first, int last) {
+  const std::size_t begin = block_offset(bytes, q, first);
+  return {Buffer::recv, begin, block_offset(bytes, q, last) - begin};
+}
+
+}  // namespace
+
+Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "full-lane", true);
+  const int p = layout.size;
+  const std::size_t m = args.bytes;
+  Schedule s;
+  if (p == 1 || m == 0) return s;
+  const int num_nodes = layout.num_nodes();
+  const int n = static_cast<int>(layout.node_ranks[0].size());
+  const int scatter_rounds = ceil_log2(n);
+  const int inter_rounds = ceil_log2(num_nodes);
+  s.rounds = scatter_rounds + inter_rounds + n - 1;
+  const int me = args.rank;
+  const int node = layout.node_of[me];
+  const int root_node = layout.node_of[args.root];
+  const int i = layout.local_rank_of[me];
+  const int base = layout.local_rank_of[args.root];
+  const int v = (i - base + n) % n;
+  const std::vector<int>& ranks = layout.node_ranks[node];
+  const auto on_node = [&](int w) { return ranks[(w + base) % n]; };
+  const int my_lane = layout.lane_of[me];
+  const Region mine = blocks(m, n, v, v + 1);
+
+  // 1. Scatter on the root's node.
+  std::optional<OpId> got;      // the receive of this rank's block (its subtree on the root's node)
+  std::vector<OpId> scattered;  // every op of the scatter
+  int first = v;                // this rank holds blocks [first, end) before the allgather
+  int end = v + 1;
+  if (node == root_node) {
+    int limit = 1 << scatter_rounds;
+    std::vector<OpId> after;
+    if (v != 0) {
+      const int low = v & -v;
+      const int from = on_node(v - low);
+      end = v + std::min(low, n - v);
+      limit = low;
+      const Region subtree = blocks(m, n, v, end);
+      if (subtree.bytes > 0) {
+        got = s.recv(from, layout.lane_of[from], subtree, {}, scatter_rounds - 1 - floor_log2(low));
+        after = {*got};
+        scattered.push_back(*got);
+      }
+    } else {
+      first = 0;
+      end = n;
+    }
+    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
+      const int c = v + mask;
+      if (c >= n) continue;
+      const Region part = blocks(m, n, c, c + std::min(mask, n - c));
+      if (part.bytes == 0) continue;
+      after = {s.send(on_node(c), my_lane, part, after, scatter_rounds - 1 - floor_log2(mask))};
+      scattered.push_back(after.front());
+    }
+  }
+
+  // 2. Block v between nodes, among the ranks of local rank i, on lane i mod k.
+  if (mine.bytes > 0) {
+    const int lane = i % layout.num_lanes;
+    const int u = (node - root_node + num_nodes) % num_nodes;
+    const auto peer = [&](int w) { return layout.node_ranks[(w + root_node) % num_nodes][i]; };
+    int limit = 1 << inter_rounds;
+    if (u != 0) {
+      const int low = u & -u;
+      got = s.recv(peer(u - low), lane, mine, {},
+                   scatter_rounds + inter_rounds - 1 - floor_log2(low));
+      limit = low;
+    }
+    std::vector<OpId> after;
+    if (got) after.push_back(*got);
+    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
+      if (u + mask >= num_nodes) continue;
+      after = {s.send(peer(u + mask), lane, mine, after,
+                      scatter_rounds + inter_rounds - 1 - floor_log2(mask))};
+    }
+  }
+
+  // 3. Ring allgather on the node.
+  const int right = on_node((v + 1) % n);
+  const int left = on_node((v + n - 1) % n);
+  std::vector<OpId> prev;  // the receive of the previous step
+  for (int step = 0; step < n - 1; ++step) {
+    const int round = scatter_rounds + inter_rounds + step;
+    const int b_out = (v - step + n) % n;
+    const Region out = blocks(m, n, b_out, b_out + 1);
+    if (out.bytes > 0) {
+      std::vector<OpId> deps;
+      if (step == 0 && got) deps.push_back(*got);
+      if (step > 0) deps = prev;
+      s.send(right, my_lane, out, deps, round);
+    }
+    const int b_in = (v - step - 1 + n) % n;
+    const Region in = blocks(m, n, b_in, b_in + 1);
+    prev.clear();
+    if (in.bytes > 0) {
+      // On the root's node a block this rank got in the scatter waits for the scatter's ops.
+      const bool held = b_in >= first && b_in < end;
+      prev = {
+          s.recv(left, layout.lane_of[left], in, held ? scattered : std::vector<OpId>{}, round)};
+    }
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,93 @@
+// Two-level broadcast: binomial among node leaders, then binomial on every node.
+//
+// Source: the common hierarchical (SMP-aware) broadcast, as in MPICH's
+// MPIR_Bcast_intra_smp and Open MPI's coll/han (a leader per node, an inter-node stage and an
+// intra-node stage).
+//
+// Phases: each node's leader is its local rank 0, on the root's node the root itself.
+//  1. Binomial broadcast (as bcast/binomial.cpp) of the whole message among the N leaders,
+//     numbered by node relative to the root's node, over the rails: each sender uses its default
+//     lane; ceil(log2 N) rounds.
+//  2. On every node a binomial broadcast from the leader over the node's ranks, numbered by local
+//     rank relative to the leader (shared memory); ceil(log2 n) rounds for a node of n ranks,
+//     labelled after those of phase 1. A leader starts it as soon as it holds the data,
+//     alongside its own phase-1 sends.
+//
+// Cost: ceil(log2 N) + ceil(log2 n_max) rounds for N nodes of at most n_max ranks;
+// ceil(log2 N) (alpha + beta m) between nodes plus ceil(log2 n) (alpha' + beta' m) on a node for
+// m bytes. Exactly N - 1 messages of m bytes cross nodes.
+//
+// Applies: any p and any layout, irregular ones too. Minimises traffic between nodes; one rank
+// per node drives the network, so only its lane carries data.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "hierarchical", true);
+  const int p = layout.size;
+  Schedule s;
+  if (p == 1 || args.bytes == 0) return s;
+  const int num_nodes = layout.num_nodes();
+  const int root_node = layout.node_of[args.root];
+  std::size_t largest = 0;
+  for (const auto& ranks : layout.node_ranks) largest = std::max(largest, ranks.size());
+  const int inter_rounds = ceil_log2(num_nodes);
+  s.rounds = inter_rounds + ceil_log2(static_cast<int>(largest));
+  const int me = args.rank;
+  const int node = layout.node_of[me];
+  const auto leader = [&](int x) { return x == root_node ? args.root : layout.node_ranks[x][0]; };
+  const Region data{Buffer::recv, 0, args.bytes};
+  std::optional<OpId> got;
+
+  // 1. Among leaders.
+  if (me == leader(node)) {
+    const int u = (node - root_node + num_nodes) % num_nodes;
+    int limit = 1 << inter_rounds;
+    if (u != 0) {
+      const int low = u & -u;
+      const int from = leader((u - low + root_node) % num_nodes);
+      got = s.recv(from, layout.lane_of[from], data, {}, inter_rounds - 1 - floor_log2(low));
+      limit = low;
+    }
+    std::vector<OpId> after;
+    if (got) after.push_back(*got);
+    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
+      if (u + mask >= num_nodes) continue;
+      const int to = leader((u + mask + root_node) % num_nodes);
+      after = {s.send(to, layout.lane_of[me], data, after, inter_rounds - 1 - floor_log2(mask))};
+    }
+  }
+
+  // 2. On the node, relative to the leader.
+  const std::vector<int>& ranks = layout.node_ranks[node];
+  const int n = static_cast<int>(ranks.size());
+  const int base = layout.local_rank_of[leader(node)];
+  const int v = (layout.local_rank_of[me] - base + n) % n;
+  const auto on_node = [&](int w) { return ranks[(w + base) % n]; };
+  const int node_rounds = ceil_log2(n);
+  int limit = 1 << node_rounds;
+  if (v != 0) {
+    const int low = v & -v;
+    const int from = on_node(v - low);
+    got = s.recv(from, layout.lane_of[from], data, {},
+                 inter_rounds + node_rounds - 1 - floor_log2(low));
+    limit = low;
+  }
+  std::vector<OpId> after;
+  if (got) after.push_back(*got);
+  for (int mask = limit >> 1; mask > 0; mask >>= 1) {
+    if (v + mask >= n) continue;
+    after = {s.send(on_node(v + mask), layout.lane_of[me], data, after,
+                    inter_rounds + node_rounds - 1 - floor_log2(mask))};
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

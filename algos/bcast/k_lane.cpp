@@ -1,0 +1,197 @@
+// k-lane broadcast: the k-ported divide-and-conquer broadcast over nodes, with k ranks of a node
+// acting as its k ports.
+//
+// Source: J. L. Träff, "k-ported vs. k-lane Broadcast, Scatter, and Alltoall Algorithms" (2020):
+// the construction of k-lane tree algorithms from k-ported ones, exemplified with broadcast.
+//
+// Phases: N nodes; K = min(k, smallest node size) for k = num_lanes. On every node the local
+// ranks are numbered relative to an entry rank (the root on the root's node, local rank 0
+// elsewhere), v = (local rank - entry's local rank + n) mod n, and cut into K groups of
+// consecutive v whose sizes differ by at most one; the first rank of group j is the node's
+// local root j (local root 0 is the entry).
+//  1. On the root's node the root broadcasts the message to its other K - 1 local roots
+//     (binomial over the local roots; ceil(log2 K) rounds).
+//  2. The k-ported algorithm of bcast/kported.cpp over nodes with K ports: a node range
+//     [s, e) with root node r is split into min(K + 1, e - s) near-equal subranges, and the
+//     local root j of r sends the whole message on lane j to the entry rank of the first node of
+//     the j-th other subrange (one send per local root: each rank is one-ported). A node the
+//     first time it receives spreads the data from its entry to its other local roots (binomial,
+//     ceil(log2 K) rounds), which then act as its ports. ceil(log_{K+1} N) such steps.
+//  3. Each local root broadcasts the message to its group, about n / K ranks (binomial over the
+//     group, shared memory).
+// A rank's sends to other nodes and its sends on its node form two chains, each starting once it
+// holds the data: an entry serves as port 0 while it spreads, and a local root done as a port
+// goes on with its group.
+//
+// Cost: with c = ceil(log2 K), T = ceil(log_{K+1} N) and g = ceil(n_max / K) (the largest
+// group), c + T (1 + c) + ceil(log2 g) rounds, each rank sending at most once per round
+// (ports = 1); for m bytes T (alpha + beta m) between nodes with K lanes busy per node, and
+// (c (T + 1) + ceil(log2 g)) (alpha' + beta' m) on the nodes.
+//
+// Applies: any p and any layout (irregular ones use K of the smallest node). Few rounds between
+// nodes for small messages; every step moves the whole message.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+namespace {
+
+// Smallest t with base^t >= p.
+int ceil_log_base(int base, int p) {
+  int t = 0;
+  for (long long x = 1; x < p; x *= base) ++t;
+  return t;
+}
+
+// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first.
+struct Split {
+  int lo, len, parts;
+  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
+  int part_of(int x) const {
+    const int big = len / parts + 1;
+    const int in_big = (len % parts) * big;
+    const int o = x - lo;
+    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
+  }
+};
+
+struct NodeSend {
+  int step, port, to_node;
+};
+
+// A node's part in the k-ported broadcast over nodes: when (step) and from which node and port
+// it receives (step -1 for the root's node), and its sends.
+struct NodeRole {
+  int recv_step = -1;
+  int from_node = -1;
+  int from_port = -1;
+  std::vector<NodeSend> sends;
+};
+
+NodeRole node_role(int num_nodes, int ports, int root_node, int node) {
+  NodeRole role;
+  int lo = 0;
+  int hi = num_nodes;
+  int root = root_node;
+  for (int step = 0; hi - lo > 1; ++step) {
+    const Split split{lo, hi - lo, std::min(ports + 1, hi - lo)};
+    const int root_part = split.part_of(root);
+    const int my_part = split.part_of(node);
+    int port = 0;
+    for (int i = 0; i < split.parts; ++i) {
+      if (i == root_part) continue;
+      if (node == root) role.sends.push_back({step, port, split.start(i)});
+      if (node == split.start(i)) role = {step, root, port, {}};
+      ++port;
+    }
+    if (my_part != root_part) root = split.start(my_part);
+    lo = split.start(my_part);
+    hi = split.start(my_part + 1);
+  }
+  return role;
+}
+
+}  // namespace
+
+Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "k-lane", true);
+  const int p = layout.size;
+  Schedule s;
+  if (p == 1 || args.bytes == 0) return s;
+  const int num_nodes = layout.num_nodes();
+  const int root_node = layout.node_of[args.root];
+  int smallest = p;
+  int largest = 0;
+  for (const auto& ranks : layout.node_ranks) {
+    smallest = std::min(smallest, static_cast<int>(ranks.size()));
+    largest = std::max(largest, static_cast<int>(ranks.size()));
+  }
+  const int ports = std::min(layout.num_lanes, smallest);
+  const int spread_rounds = ceil_log2(ports);
+  const int steps = ceil_log_base(ports + 1, num_nodes);
+  const int final_base = spread_rounds + steps * (1 + spread_rounds);
+  s.rounds = final_base + ceil_log2((largest + ports - 1) / ports);
+  s.ports = 1;
+  const auto step_round = [&](int step) { return spread_rounds + step * (1 + spread_rounds); };
+
+  const int me = args.rank;
+  const int node = layout.node_of[me];
+  const auto node_size = [&](int x) { return static_cast<int>(layout.node_ranks[x].size()); };
+  const auto rank_at = [&](int x, int w) {
+    const int entry = x == root_node ? layout.local_rank_of[args.root] : 0;
+    return layout.node_ranks[x][(w + entry) % node_size(x)];
+  };
+  const auto group_start = [&](int x, int j) {
+    const int n = node_size(x);
+    return j * (n / ports) + std::min(j, n % ports);
+  };
+  const int n = node_size(node);
+  const int entry = node == root_node ? layout.local_rank_of[args.root] : 0;
+  const int v = (layout.local_rank_of[me] - entry + n) % n;
+  int j = 0;  // my group
+  while (group_start(node, j + 1) <= v) ++j;
+  const int first = group_start(node, j);
+  const int group_size = group_start(node, j + 1) - first;
+  const int group_rounds = ceil_log2(group_size);
+  const bool local_root = v == first;
+  const NodeRole role = node_role(num_nodes, ports, root_node, node);
+  const int spread_base = role.recv_step < 0 ? 0 : step_round(role.recv_step) + 1;
+  const int my_lane = layout.lane_of[me];
+  const Region data{Buffer::recv, 0, args.bytes};
+
+  // How this rank gets the data.
+  std::optional<OpId> got;
+  if (me == args.root) {
+    // Holds it.
+  } else if (local_root && j == 0) {  // the entry of a node other than the root's
+    const int from = rank_at(role.from_node, group_start(role.from_node, role.from_port));
+    got = s.recv(from, role.from_port, data, {}, step_round(role.recv_step));
+  } else if (local_root) {  // from the spread among local roots
+    const int low = j & -j;
+    const int from = rank_at(node, group_start(node, j - low));
+    got = s.recv(from, layout.lane_of[from], data, {},
+                 spread_base + spread_rounds - 1 - floor_log2(low));
+  } else {  // from the broadcast in its group
+    const int w = v - first;
+    const int low = w & -w;
+    const int from = rank_at(node, first + w - low);
+    got = s.recv(from, layout.lane_of[from], data, {},
+                 final_base + group_rounds - 1 - floor_log2(low));
+  }
+  std::vector<OpId> start;
+  if (got) start.push_back(*got);
+
+  // On the node: the spread (local roots), then the group broadcast.
+  std::vector<OpId> after = start;
+  if (local_root) {
+    for (int mask = (j == 0 ? 1 << spread_rounds : j & -j) >> 1; mask > 0; mask >>= 1) {
+      if (j + mask >= ports) continue;
+      after = {s.send(rank_at(node, group_start(node, j + mask)), my_lane, data, after,
+                      spread_base + spread_rounds - 1 - floor_log2(mask))};
+    }
+  }
+  const int w = v - first;
+  for (int mask = (w == 0 ? 1 << group_rounds : w & -w) >> 1; mask > 0; mask >>= 1) {
+    if (w + mask >= group_size) continue;
+    after = {s.send(rank_at(node, first + w + mask), my_lane, data, after,
+                    final_base + group_rounds - 1 - floor_log2(mask))};
+  }
+
+  // To other nodes: local root j serves port j.
+  if (local_root) {
+    after = start;
+    for (const NodeSend& send : role.sends) {
+      if (send.port != j) continue;
+      after = {s.send(rank_at(send.to_node, 0), j, data, after, step_round(send.step))};
+    }
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,93 @@
+// k-ported divide-and-conquer broadcast.
+//
+// Source: J. L. Träff, "k-ported vs. k-lane Broadcast, Scatter, and Alltoall Algorithms" (2020):
+// the straightforward divide-and-conquer k-ported broadcast.
+//
+// Phases: every rank follows the same recursion. A range [s, e) of ranks with local root r
+// (initially [0, p) and the root) is split into min(k + 1, e - s) subranges whose sizes differ
+// by at most one. In one round r sends the whole message to the first rank of each subrange
+// that does not contain r (at most k concurrent sends; the j-th of them is port j and goes on
+// lane j mod k); that rank becomes the local root of its subrange, and r stays the local root of
+// its own. Every rank continues with the subrange it belongs to until its range is itself. Each
+// rank receives once; the sends of one port are chained, so at most k sends of a rank are in
+// flight.
+//
+// Cost: ceil(log_{k+1} p) * (alpha + beta * m) for m bytes with k = num_lanes ports.
+//
+// Applies: any p, any layout; ports = k = num_lanes. Round-optimal for k ports; every round
+// moves the whole message, so it suits small messages.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+namespace {
+
+// Smallest t with base^t >= p.
+int ceil_log_base(int base, int p) {
+  int t = 0;
+  for (long long x = 1; x < p; x *= base) ++t;
+  return t;
+}
+
+// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first.
+struct Split {
+  int lo, len, parts;
+  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
+  int part_of(int x) const {
+    const int big = len / parts + 1;
+    const int in_big = (len % parts) * big;
+    const int o = x - lo;
+    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
+  }
+};
+
+}  // namespace
+
+Schedule build_bcast_kported(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "kported", true);
+  const int p = layout.size;
+  const int k = layout.num_lanes;
+  Schedule s;
+  if (p == 1 || args.bytes == 0) return s;
+  s.rounds = ceil_log_base(k + 1, p);
+  s.ports = k;
+  const int me = args.rank;
+  const Region data{Buffer::recv, 0, args.bytes};
+
+  std::optional<OpId> got;                                             // the receive of the data
+  std::vector<std::optional<OpId>> last(static_cast<std::size_t>(k));  // last send per port
+  int lo = 0;
+  int hi = p;
+  int root = args.root;
+  for (int round = 0; hi - lo > 1; ++round) {
+    const Split split{lo, hi - lo, std::min(k + 1, hi - lo)};
+    const int root_part = split.part_of(root);
+    const int my_part = split.part_of(me);
+    int port = 0;
+    for (int i = 0; i < split.parts; ++i) {
+      if (i == root_part) continue;
+      const int lane = port % k;
+      if (me == root) {
+        std::vector<OpId> deps;
+        if (got) deps.push_back(*got);
+        if (last[lane]) deps.push_back(*last[lane]);
+        last[lane] = s.send(split.start(i), lane, data, deps, round);
+      } else if (i == my_part && me == split.start(i)) {
+        got = s.recv(root, lane, data, {}, round);
+      }
+      ++port;
+    }
+    if (my_part != root_part) root = split.start(my_part);
+    lo = split.start(my_part);
+    hi = split.start(my_part + 1);
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,53 @@
+// Linear (direct) gather.
+//
+// Source: the flat tree, e.g. Open MPI's "basic linear" gather (ompi/mca/coll/basic).
+//
+// Phases: one. Every rank but the root sends its block straight from its send buffer to the
+// root, which receives block r into its receive buffer at r * block bytes, all receives posted
+// at once; the root copies its own block. The message from the rank at distance
+// d = (r - root) mod p travels on lane d mod k, spreading the root's traffic over all k lanes.
+//
+// Cost: one round in the fully ported model (rounds = 1, ports = p - 1: the root has p - 1
+// receives in that round): alpha + beta * b for blocks of b bytes; with the root's receives
+// sharing its k lanes, (p - 1) * alpha + beta * (p - 1) * b / k at best.
+//
+// Applies: any p and any layout; best for small p or small blocks.
+#include <string>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+Schedule build_gather_linear(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "linear", true);
+  const int p = layout.size;
+  const int k = layout.num_lanes;
+  Schedule s;
+  const std::size_t b = args.bytes;
+  if (b == 0) return s;
+  const int rank = args.rank;
+  const int root = args.root;
+  const Region mine{Buffer::send, 0, b};
+  if (p > 1) {
+    s.rounds = 1;
+    s.ports = p - 1;
+  }
+  if (rank != root) {
+    const int d = (rank - root + p) % p;
+    s.send(root, d % k, mine, {}, 0);
+    s.finalize();
+    return s;
+  }
+  s.ops.reserve(static_cast<std::size_t>(p));
+  s.copy(mine, {Buffer::recv, static_cast<std::size_t>(root) * b, b});
+  for (int d = 1; d < p; ++d) {
+    const int from = (root + d) % p;
+    s.recv(from, d % k, {Buffer::recv, static_cast<std::size_t>(from) * b, b}, {}, 0);
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

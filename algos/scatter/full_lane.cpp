@@ -1,0 +1,160 @@
+// Full-lane scatter.
+//
+// Source: J. L. Träff, "k-ported vs. k-lane Broadcast, Scatter, and Alltoall Algorithms" (2020),
+// the full-lane scatter (after J. L. Träff, S. Hunold, "Decomposing MPI Collectives for
+// Exploiting Multi-lane Communication", CLUSTER 2020).
+//
+// Phases, for N nodes of n ranks each, the root being local rank lr of node R, local ranks and
+// nodes numbered relative to them (vi = (i - lr) mod n, vm = (m - R) mod N):
+//   0. The root packs its send buffer into scratch as n super-blocks of N blocks each: super-block
+//      vi holds, in vm order, the blocks of local rank vi of every node.
+//   1. Binomial scatter of the super-blocks on the root's node (ceil(log2 n) rounds): local rank
+//      vi of the root's node ends up with its super-block at the start of its scratch.
+//   2. n concurrent binomial scatters over the nodes (ceil(log2 N) rounds): local rank vi of the
+//      root's node scatters its super-block to local rank vi of every node. Intermediate ranks
+//      keep their subtree's blocks in scratch in vm order; leaves receive straight into the
+//      receive buffer. Each message uses its sender's default lane (local rank i mod k in the
+//      standard lane assignment), so the n scatters spread over all k lanes.
+// Each rank's sends are chained (one-ported), as in the binomial scatter.
+//
+// Cost: (ceil(log2 n) + ceil(log2 N)) * alpha + beta_node * m * (n - 1) / n
+//       + beta_lane * (m / n) * (N - 1) / N * n / k for m = p * block bytes (on-node step, then
+// n scatters of m / n bytes sharing k lanes); the data leaving the root's node is
+// m - m / N = (N - 1) * n * block bytes, the least possible. The root's packing copies m bytes.
+//
+// Applies: regular layouts only (every node holds n ranks); ports = 1.
+#include <algorithm>
+#include <lanes/error.hpp>
+#include <string>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "full-lane", true);
+  if (!layout.regular()) {
+    throw Error(Errc::invalid_argument,
+                "scatter full-lane needs a regular layout, not " + layout.describe());
+  }
+  const int p = layout.size;
+  Schedule s;
+  const std::size_t b = args.bytes;
+  if (b == 0) return s;
+  const int me = args.rank;
+  const auto blocks = [b](int n) { return static_cast<std::size_t>(n) * b; };
+  const Region own{Buffer::recv, 0, b};
+  if (p == 1) {
+    s.copy({Buffer::send, 0, b}, own);
+    s.finalize();
+    return s;
+  }
+  const int num_nodes = layout.num_nodes();
+  const int n = layout.node_size_of(0);
+  const int root_node = layout.node_of[args.root];
+  const int root_local = layout.local_rank_of[args.root];
+  const int vm = (layout.node_of[me] - root_node + num_nodes) % num_nodes;
+  const int vi = (layout.local_rank_of[me] - root_local + n) % n;
+  const auto rank_at = [&](int node, int local) {
+    return layout.node_ranks[(node + root_node) % num_nodes][(local + root_local) % n];
+  };
+  const int rounds1 = ceil_log2(n);
+  const int rounds2 = ceil_log2(num_nodes);
+  s.rounds = rounds1 + rounds2;
+  s.ports = 1;
+  const int my_lane = layout.lane_of[me];
+  const std::size_t super = blocks(num_nodes);
+
+  std::vector<OpId> have;   // what makes the scratch contents valid
+  std::vector<OpId> after;  // the previous send (sends are chained)
+  const auto send = [&](int to, Region src, int round) {
+    std::vector<OpId> deps = have;
+    deps.insert(deps.end(), after.begin(), after.end());
+    after = {s.send(to, my_lane, src, std::move(deps), round)};
+  };
+
+  if (vm != 0) {
+    // Phase 2 only: a node-level binomial scatter within column vi.
+    const int low = vm & -vm;
+    const int count = std::min(low, num_nodes - vm);
+    const int parent = rank_at(vm - low, vi);
+    const int lane = layout.lane_of[parent];
+    const int round = rounds1 + rounds2 - 1 - floor_log2(low);
+    if (count == 1) {
+      s.recv(parent, lane, own, {}, round);
+      s.finalize();
+      return s;
+    }
+    s.scratch_bytes = blocks(count);
+    have = {s.recv(parent, lane, {Buffer::scratch, 0, blocks(count)}, {}, round)};
+    s.copy({Buffer::scratch, 0, b}, own, have);
+    for (int mask = low >> 1; mask > 0; mask >>= 1) {
+      const int c = vm + mask;
+      if (c >= num_nodes) continue;
+      send(rank_at(c, vi), {Buffer::scratch, blocks(mask), blocks(std::min(mask, num_nodes - c))},
+           rounds1 + rounds2 - 1 - floor_log2(mask));
+    }
+    s.finalize();
+    return s;
+  }
+
+  // Phase 0 / 1 on the root's node.
+  int limit = 1 << rounds1;
+  if (vi == 0) {
+    s.copy({Buffer::send, blocks(me), b}, own);
+    s.scratch_bytes = blocks(p);
+    // Packing, with runs that are contiguous in the send buffer merged into one copy.
+    std::size_t run_src = 0;
+    std::size_t run_dst = 0;
+    std::size_t run_len = 0;
+    for (int pos = 0; pos < p; ++pos) {
+      const std::size_t src = blocks(rank_at(pos % num_nodes, pos / num_nodes));
+      if (run_len > 0 && src == run_src + run_len) {
+        run_len += b;
+        continue;
+      }
+      if (run_len > 0)
+        have.push_back(
+            s.copy({Buffer::send, run_src, run_len}, {Buffer::scratch, run_dst, run_len}));
+      run_src = src;
+      run_dst = blocks(pos);
+      run_len = b;
+    }
+    have.push_back(s.copy({Buffer::send, run_src, run_len}, {Buffer::scratch, run_dst, run_len}));
+  } else {
+    const int low = vi & -vi;
+    const int count = std::min(low, n - vi);
+    const int parent = rank_at(0, vi - low);
+    const int lane = layout.lane_of[parent];
+    const int round = rounds1 - 1 - floor_log2(low);
+    limit = low;
+    if (num_nodes == 1 && count == 1) {
+      s.recv(parent, lane, own, {}, round);
+      s.finalize();
+      return s;
+    }
+    s.scratch_bytes = static_cast<std::size_t>(count) * super;
+    have = {s.recv(parent, lane, {Buffer::scratch, 0, s.scratch_bytes}, {}, round)};
+    s.copy({Buffer::scratch, 0, b}, own, have);
+  }
+  for (int mask = limit >> 1; mask > 0; mask >>= 1) {
+    const int c = vi + mask;
+    if (c >= n) continue;
+    const auto count = static_cast<std::size_t>(std::min(mask, n - c));
+    send(rank_at(0, c), {Buffer::scratch, static_cast<std::size_t>(mask) * super, count * super},
+         rounds1 - 1 - floor_log2(mask));
+  }
+  // Phase 2 as the head of column vi: its N blocks are at the start of its scratch.
+  for (int mask = (1 << rounds2) >> 1; mask > 0; mask >>= 1) {
+    if (mask >= num_nodes) continue;
+    send(rank_at(mask, vi),
+         {Buffer::scratch, blocks(mask), blocks(std::min(mask, num_nodes - mask))},
+         rounds1 + rounds2 - 1 - floor_log2(mask));
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

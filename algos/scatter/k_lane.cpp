@@ -1,0 +1,299 @@
+// k-lane scatter: the k-ported divide-and-conquer scatter run over nodes, each node acting as one
+// k-ported processor whose ports are k of its ranks.
+//
+// Source: J. L. Träff, "k-ported vs. k-lane Broadcast, Scatter, and Alltoall Algorithms" (2020):
+// "A receiving processor on a node scatters to k-1 processors which then concurrently do the k
+// send operations of a single processor in the k-ported algorithm to processors on other nodes."
+//
+// Phases. Blocks are taken in node order (the ranks of node 0 by local rank, then node 1, ...),
+// so the blocks of any range of nodes are contiguous; the root packs its send buffer into that
+// order in scratch unless it already is (as for consecutive ranks per node). Each node m has an
+// active rank A_m: the root on the root's node, local rank 0 elsewhere; port j of node m is its
+// local rank (a + j) mod n_m for A_m = local rank a, so port 0 is A_m itself.
+//   1. Node level, the k-ported recursion over absolute node ranges [s, e) with the root's node
+//      as initial local root: a range is split into min(k + 1, e - s) near-equal subranges, and
+//      the local root node sends the blocks of the j-th subrange not containing it to A of that
+//      subrange's first node. Per level two rounds: (a) on the node, A_m hands the blocks for
+//      port j to port j (k - 1 messages; none for ports that are A_m itself); (b) the k ports send
+//      concurrently to the k other nodes, port j on lane j. A_m of a receiving node gets its
+//      whole range's blocks in one message, into scratch.
+//   2. On every node, A_m hands out the node's own n_m blocks with the k-ported scatter over the
+//      node's local ranks (root A_m; the first k subranges' local roots play the k local roots
+//      of the paper). This waits only for the node's data, so it overlaps the off-node sends.
+// The sends of one port of a rank are chained, so at most k sends of a rank are in flight per
+// phase.
+//
+// Cost, with L = ceil(log_{k+1} N), F = ceil(log_{k+1} n_max), and h = 1 when k > 1 and some node
+// holds more than one rank (else 0): rounds = L * (1 + h) + F, so (L * (1 + h) + F) * alpha.
+// For m = p * block bytes on N equal nodes, level t sends messages of about m / (k + 1)^(t + 1)
+// bytes, k at a time on k lanes (and hands the same on the node first): at best
+// beta_lane * m * (N - 1) / (N * k) off the node, beta_node about as much on it, plus the final
+// hand-out of m / N per node. The root's node sends every block for another node off the node
+// exactly once: m - n_root * block bytes.
+//
+// Applies: any layout (nodes of any sizes; a node with fewer than k ranks lets a rank serve
+// several ports); ports = k = num_lanes.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+namespace {
+
+// Smallest t with base^t >= p.
+int ceil_log(int base, int p) {
+  int t = 0;
+  for (long long x = 1; x < p; x *= base) ++t;
+  return t;
+}
+
+// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first.
+struct Split {
+  int lo, len, parts;
+  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
+  int part_of(int x) const {
+    const int big = len / parts + 1;
+    const int in_big = (len % parts) * big;
+    const int o = x - lo;
+    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
+  }
+};
+
+// One send of a node at one level of the node-level recursion: port `port` sends the blocks of
+// nodes [lo, hi) to A of node lo.
+struct Target {
+  int port;
+  int lo, hi;
+};
+
+struct Level {
+  int level;
+  std::vector<Target> targets;
+};
+
+}  // namespace
+
+Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "k-lane", true);
+  const int p = layout.size;
+  const int k = layout.num_lanes;
+  Schedule s;
+  const std::size_t b = args.bytes;
+  if (b == 0) return s;
+  const int me = args.rank;
+  const auto blocks = [b](int n) { return static_cast<std::size_t>(n) * b; };
+  const Region own{Buffer::recv, 0, b};
+  if (p == 1) {
+    s.copy({Buffer::send, 0, b}, own);
+    s.finalize();
+    return s;
+  }
+  const int num_nodes = layout.num_nodes();
+  std::vector<int> start(static_cast<std::size_t>(num_nodes) + 1, 0);  // node -> first position
+  int n_max = 0;
+  for (int m = 0; m < num_nodes; ++m) {
+    const int size = static_cast<int>(layout.node_ranks[m].size());
+    start[m + 1] = start[m] + size;
+    n_max = std::max(n_max, size);
+  }
+  const int levels = ceil_log(k + 1, num_nodes);
+  const int h = k > 1 && n_max > 1 ? 1 : 0;
+  const int base2 = levels * (1 + h);  // first round of phase 2
+  s.rounds = base2 + ceil_log(k + 1, n_max);
+  s.ports = k;
+
+  const int root_node = layout.node_of[args.root];
+  const int node = layout.node_of[me];
+  const auto& ranks = layout.node_ranks[node];
+  const int n = static_cast<int>(ranks.size());
+  const int mine = layout.local_rank_of[me];
+  const auto active_local = [&](int m) {
+    return m == root_node ? layout.local_rank_of[args.root] : 0;
+  };
+  const auto port_rank = [&](int m, int port) {
+    const auto& r = layout.node_ranks[m];
+    return r[(active_local(m) + port) % static_cast<int>(r.size())];
+  };
+  const int a = active_local(node);
+  const bool active = mine == a;
+
+  // The node-level recursion as seen from this rank's node.
+  std::vector<Level> sends;  // levels at which this node is a local root with targets
+  struct From {
+    int node, port, level, lo, hi;
+  };
+  std::optional<From> from;
+  {
+    int lo = 0;
+    int hi = num_nodes;
+    int root = root_node;
+    for (int level = 0; hi - lo > 1; ++level) {
+      const Split split{lo, hi - lo, std::min(k + 1, hi - lo)};
+      const int root_part = split.part_of(root);
+      const int my_part = split.part_of(node);
+      int port = 0;
+      Level here{level, {}};
+      for (int i = 0; i < split.parts; ++i) {
+        if (i == root_part) continue;
+        const int first = split.start(i);
+        if (root == node) here.targets.push_back({port, first, split.start(i + 1)});
+        if (i == my_part && first == node) {
+          from = From{root, port, level, first, split.start(i + 1)};
+        }
+        ++port;
+      }
+      if (!here.targets.empty()) sends.push_back(std::move(here));
+      if (my_part != root_part) root = split.start(my_part);
+      lo = split.start(my_part);
+      hi = split.start(my_part + 1);
+    }
+  }
+  const auto handoff_round = [&](int level) { return level * (1 + h); };
+  const auto offnode_round = [&](int level) { return level * (1 + h) + h; };
+
+  // Where A holds the blocks it is responsible for: position x (node order) at
+  // held.offset + (x - held_lo) * b of buffer held.buffer.
+  Region held{Buffer::scratch, 0, 0};
+  int held_lo = 0;
+  std::vector<OpId> have;                                              // what makes `held` valid
+  std::vector<std::optional<OpId>> last(static_cast<std::size_t>(k));  // last send per port
+  const auto chained = [&](int port, std::vector<OpId> deps) {
+    if (last[port]) deps.push_back(*last[port]);
+    return deps;
+  };
+
+  if (active) {
+    if (me == args.root) {
+      s.copy({Buffer::send, blocks(me), b}, own);
+      bool packed = true;
+      for (int r = 0; r < p && packed; ++r) {
+        packed = start[layout.node_of[r]] + layout.local_rank_of[r] == r;
+      }
+      if (packed) {
+        held = {Buffer::send, 0, blocks(p)};
+      } else {
+        s.scratch_bytes = blocks(p);
+        held = {Buffer::scratch, 0, blocks(p)};
+        // Runs that are contiguous in the send buffer are merged into one copy.
+        std::size_t run_src = 0;
+        std::size_t run_dst = 0;
+        std::size_t run_len = 0;
+        for (int m = 0; m < num_nodes; ++m) {
+          for (int i = 0; i < static_cast<int>(layout.node_ranks[m].size()); ++i) {
+            const std::size_t src = blocks(layout.node_ranks[m][i]);
+            if (run_len > 0 && src == run_src + run_len) {
+              run_len += b;
+              continue;
+            }
+            if (run_len > 0) {
+              have.push_back(
+                  s.copy({Buffer::send, run_src, run_len}, {Buffer::scratch, run_dst, run_len}));
+            }
+            run_src = src;
+            run_dst = blocks(start[m] + i);
+            run_len = b;
+          }
+        }
+        have.push_back(
+            s.copy({Buffer::send, run_src, run_len}, {Buffer::scratch, run_dst, run_len}));
+      }
+    } else {
+      const int count = start[from->hi] - start[from->lo];
+      const int sender = port_rank(from->node, from->port);
+      const int round = offnode_round(from->level);
+      if (count == 1) {
+        s.recv(sender, from->port, own, {}, round);
+        s.finalize();
+        return s;
+      }
+      s.scratch_bytes = blocks(count);
+      held = {Buffer::scratch, 0, blocks(count)};
+      held_lo = start[from->lo];
+      have = {s.recv(sender, from->port, held, {}, round)};
+      s.copy({Buffer::scratch, 0, b}, own, have);
+    }
+    // Phase 1 at A: hand each port its blocks, or send them itself for port 0 (and any port
+    // that falls on A when the node has fewer than k ranks).
+    for (const Level& level : sends) {
+      for (const Target& t : level.targets) {
+        const int port_holder = port_rank(node, t.port);
+        const Region src{held.buffer, held.offset + blocks(start[t.lo] - held_lo),
+                         blocks(start[t.hi] - start[t.lo])};
+        if (port_holder == me) {
+          last[t.port] = s.send(port_rank(t.lo, 0), t.port, src, chained(t.port, have),
+                                offnode_round(level.level));
+        } else {
+          last[t.port] =
+              s.send(port_holder, t.port, src, chained(t.port, have), handoff_round(level.level));
+        }
+      }
+    }
+  } else {
+    // Phase 1 at a port other than A: receive the blocks from A, send them off the node.
+    const int active_rank = ranks[a];
+    for (const Level& level : sends) {
+      for (const Target& t : level.targets) {
+        if (port_rank(node, t.port) != me) continue;
+        const Region region{Buffer::scratch, s.scratch_bytes, blocks(start[t.hi] - start[t.lo])};
+        s.scratch_bytes += region.bytes;
+        const OpId got = s.recv(active_rank, t.port, region, {}, handoff_round(level.level));
+        last[t.port] = s.send(port_rank(t.lo, 0), t.port, region, chained(t.port, {got}),
+                              offnode_round(level.level));
+      }
+    }
+  }
+
+  // Phase 2: the k-ported scatter of the node's blocks over its local ranks, rooted at A.
+  if (n == 1) {
+    s.finalize();
+    return s;
+  }
+  std::vector<std::optional<OpId>> last2(static_cast<std::size_t>(k));
+  int lo = 0;
+  int hi = n;
+  int root = a;
+  // At A the node's blocks are at positions start[node] + i of `held`.
+  Region local = held;
+  int local_lo = held_lo - start[node];
+  std::vector<OpId> local_have = have;
+  for (int round = base2; hi - lo > 1; ++round) {
+    const Split split{lo, hi - lo, std::min(k + 1, hi - lo)};
+    const int root_part = split.part_of(root);
+    const int my_part = split.part_of(mine);
+    int port = 0;
+    for (int i = 0; i < split.parts; ++i) {
+      if (i == root_part) continue;
+      const int first = split.start(i);
+      const int count = split.start(i + 1) - first;
+      if (mine == root) {
+        std::vector<OpId> deps = local_have;
+        if (last2[port]) deps.push_back(*last2[port]);
+        last2[port] = s.send(ranks[first], port,
+                             {local.buffer, local.offset + blocks(first - local_lo), blocks(count)},
+                             std::move(deps), round);
+      } else if (i == my_part && mine == first) {
+        if (count == 1) {
+          s.recv(ranks[root], port, own, {}, round);
+        } else {
+          local = {Buffer::scratch, s.scratch_bytes, blocks(count)};
+          local_lo = first;
+          s.scratch_bytes += local.bytes;
+          local_have = {s.recv(ranks[root], port, local, {}, round)};
+          s.copy({Buffer::scratch, local.offset, b}, own, local_have);
+        }
+      }
+      ++port;
+    }
+    if (my_part != root_part) root = split.start(my_part);
+    lo = split.start(my_part);
+    hi = split.start(my_part + 1);
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,120 @@
+// k-ported divide-and-conquer scatter.
+//
+// Source: J. L. Träff, "k-ported vs. k-lane Broadcast, Scatter, and Alltoall Algorithms" (2020):
+// the straightforward divide-and-conquer k-ported scatter.
+//
+// Phases: every rank follows the same recursion over absolute ranks. A range [s, e) with local
+// root r (initially [0, p) and the root) is split into min(k + 1, e - s) subranges whose sizes
+// differ by at most one. In one round r sends the blocks of each subrange that does not contain
+// r to that subrange's first rank (at most k concurrent sends; the j-th of them is port j and
+// goes on lane j mod k); that rank becomes the local root of its subrange, and r stays the local
+// root of its own. Every rank continues with the subrange it belongs to until its range is
+// itself. Ranges are absolute, so the blocks of a subrange are contiguous in the root's send
+// buffer (no range wraps around the root). A local root other than the root receives its range's
+// blocks once, into scratch (in rank order) when the range holds more than itself, and copies
+// its own block out; a rank whose range is only itself receives straight into its receive
+// buffer. The sends of one port are chained, so at most k sends of a rank are in flight.
+//
+// Cost: ceil(log_{k+1} p) * alpha + beta * m * (p - 1) / (p * k) at best for m = p * block
+// bytes with k = num_lanes ports (the root sends every block but its own exactly once, k at a
+// time).
+//
+// Applies: any p, any layout; ports = k = num_lanes. Round-optimal and volume-optimal for k
+// ports.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+namespace {
+
+// Smallest t with base^t >= p.
+int ceil_log(int base, int p) {
+  int t = 0;
+  for (long long x = 1; x < p; x *= base) ++t;
+  return t;
+}
+
+// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first.
+struct Split {
+  int lo, len, parts;
+  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
+  int part_of(int x) const {
+    const int big = len / parts + 1;
+    const int in_big = (len % parts) * big;
+    const int o = x - lo;
+    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
+  }
+};
+
+}  // namespace
+
+Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "kported", true);
+  const int p = layout.size;
+  const int k = layout.num_lanes;
+  Schedule s;
+  const std::size_t b = args.bytes;
+  if (b == 0) return s;
+  const int me = args.rank;
+  const auto blocks = [b](int n) { return static_cast<std::size_t>(n) * b; };
+  const Region own{Buffer::recv, 0, b};
+  if (p == 1) {
+    s.copy({Buffer::send, 0, b}, own);
+    s.finalize();
+    return s;
+  }
+  s.rounds = ceil_log(k + 1, p);
+  s.ports = k;
+
+  // Where this rank holds the blocks of its range once it is a local root: the root in its send
+  // buffer (block x at x * b), others in scratch from the first rank of the range they received.
+  Buffer held = Buffer::send;
+  int held_lo = 0;
+  std::optional<OpId> got;                                             // the receive
+  std::vector<std::optional<OpId>> last(static_cast<std::size_t>(k));  // last send per port
+  if (me == args.root) s.copy({Buffer::send, blocks(me), b}, own);
+  int lo = 0;
+  int hi = p;
+  int root = args.root;
+  for (int round = 0; hi - lo > 1; ++round) {
+    const Split split{lo, hi - lo, std::min(k + 1, hi - lo)};
+    const int root_part = split.part_of(root);
+    const int my_part = split.part_of(me);
+    int port = 0;
+    for (int i = 0; i < split.parts; ++i) {
+      if (i == root_part) continue;
+      const int lane = port % k;
+      const int first = split.start(i);
+      const int n = split.start(i + 1) - first;
+      if (me == root) {
+        std::vector<OpId> deps;
+        if (got) deps.push_back(*got);
+        if (last[lane]) deps.push_back(*last[lane]);
+        last[lane] = s.send(first, lane, {held, blocks(first - held_lo), blocks(n)}, deps, round);
+      } else if (i == my_part && me == first) {
+        if (n == 1) {
+          s.recv(root, lane, own, {}, round);
+        } else {
+          s.scratch_bytes = blocks(n);
+          held = Buffer::scratch;
+          held_lo = first;
+          got = s.recv(root, lane, {Buffer::scratch, 0, blocks(n)}, {}, round);
+          s.copy({Buffer::scratch, 0, b}, own, {*got});
+        }
+      }
+      ++port;
+    }
+    if (my_part != root_part) root = split.start(my_part);
+    lo = split.start(my_part);
+    hi = split.start(my_part + 1);
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,57 @@
+// Linear (direct) scatter.
+//
+// Source: the flat tree, e.g. Open MPI's "basic linear" scatter (ompi/mca/coll/basic); the fully
+// ported extreme of J. L. Träff, "k-ported vs. k-lane Broadcast, Scatter, and Alltoall
+// Algorithms" (2020), with k = p - 1.
+//
+// Phases: one. The root copies its own block from the send buffer to the receive buffer and
+// posts a send of block i straight from its send buffer to every rank i != root, all at once;
+// every other rank posts one receive into its receive buffer. The message to the rank at
+// distance d = (i - root) mod p travels on lane d mod k, spreading the root's traffic over all k
+// lanes.
+//
+// Cost: one round in the fully ported model (rounds = 1, ports = p - 1: the root has p - 1 sends
+// in that round): alpha + beta * b for blocks of b bytes; one-ported, as the root's sends really
+// share its k lanes, (p - 1) * alpha + beta * (p - 1) * b / k at best.
+//
+// Applies: any p and any layout; best for small p or small blocks, where the root's p - 1
+// start-ups are cheaper than the log p rounds of a tree.
+#include <string>
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+Schedule build_scatter_linear(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "linear", true);
+  const int p = layout.size;
+  const int k = layout.num_lanes;
+  Schedule s;
+  const std::size_t b = args.bytes;
+  if (b == 0) return s;
+  const int rank = args.rank;
+  const int root = args.root;
+  const Region own{Buffer::recv, 0, b};
+  if (p > 1) {
+    s.rounds = 1;
+    s.ports = p - 1;
+  }
+  if (rank != root) {
+    const int d = (rank - root + p) % p;
+    s.recv(root, d % k, own, {}, 0);
+    s.finalize();
+    return s;
+  }
+  s.ops.reserve(static_cast<std::size_t>(p));
+  s.copy({Buffer::send, static_cast<std::size_t>(root) * b, b}, own);
+  for (int d = 1; d < p; ++d) {
+    const int to = (root + d) % p;
+    s.send(to, d % k, {Buffer::send, static_cast<std::size_t>(to) * b, b}, {}, 0);
+  }
+  s.finalize();
+  return s;
+}
+
+}  // namespace lanes::algos

@@ -1,0 +1,115 @@
+// lanes-calibrate: measures the cost model's parameters on this machine and writes them in the
+// format LANES_CALIBRATION reads. Run it like an application, with at least two nodes of two
+// processes (emulated nodes count: LANES_NODE_SIZE=2):
+//   mpirun -np 4 -x LANES_NODE_SIZE=2 lanes-calibrate [--output FILE] [--bytes B]
+// On-node: one message between the first two ranks of node 0 (a two-rank broadcast through the
+// shared-memory channels). Off-node: one message between the first ranks of nodes 0 and 1 over
+// their lane. alpha from 8-byte messages, beta from the slope up to B bytes (default 16 MiB);
+// medians of repeated runs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <lanes/lanes.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Median time of `reps` two-rank broadcasts of `bytes` on `comm` (both ranks time it; the
+// receiver's view counts, after a barrier made of a tiny broadcast each way).
+double median_bcast(lanes::Communicator& comm, std::size_t bytes, int reps) {
+  std::vector<char> data(bytes, 1), tick(1);
+  std::vector<double> times;
+  for (int r = -2; r < reps; ++r) {
+    comm.bcast(tick, 0);
+    comm.bcast(tick, 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    comm.bcast(data, 0);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r >= 0) times.push_back(s);
+  }
+  std::vector<double> all(2 * times.size());
+  comm.allgather(times, all);
+  // The receiver (rank 1) finishes last: its times are the message times.
+  std::vector<double> receiver(all.begin() + static_cast<std::ptrdiff_t>(times.size()), all.end());
+  std::nth_element(receiver.begin(), receiver.begin() + receiver.size() / 2, receiver.end());
+  return receiver[receiver.size() / 2];
+}
+
+struct Link {
+  double alpha = 0;
+  double beta = 0;
+};
+
+Link measure(lanes::Communicator& pair, std::size_t big) {
+  const double small = median_bcast(pair, 8, 50);
+  const double large = median_bcast(pair, big, 7);
+  return {small, std::max(0.0, (large - small) / static_cast<double>(big - 8))};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string output;
+  std::size_t big = 16u << 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--output") == 0)
+      output = argv[i + 1];
+    else if (std::strcmp(argv[i], "--bytes") == 0)
+      big = std::stoull(argv[i + 1]);
+  }
+  try {
+    lanes::Runtime rt = lanes::Runtime::init();
+    lanes::Communicator world = rt.world();
+    if (world.num_nodes() < 2 || world.node_size() < 2) {
+      if (world.rank() == 0) {
+        std::fprintf(stderr,
+                     "lanes-calibrate needs two nodes of at least two processes "
+                     "(e.g. mpirun -np 4 -x LANES_NODE_SIZE=2)\n");
+      }
+      return 2;
+    }
+    // Node ids in rank order: node 0 holds rank 0; node 1 is the node of the first rank that is
+    // not on node 0 (LANES_NODE_SIZE blocks or the launcher's placement).
+    std::vector<int> node_rank_of(static_cast<std::size_t>(world.size()));
+    std::vector<int> mine{world.node_rank()};
+    world.allgather(mine, node_rank_of);
+    std::vector<int> first_rank_of_node;  // ranks with node_rank 0, in order
+    for (int r = 0; r < world.size(); ++r) {
+      if (node_rank_of[static_cast<std::size_t>(r)] == 0) first_rank_of_node.push_back(r);
+    }
+    const int me = world.rank();
+    const int node1 = first_rank_of_node.at(1);
+    // Pair on node 0: ranks 0 and 1 (rank 1 shares node 0 since node 0 has >= 2 ranks and
+    // ranks of a node are consecutive in these layouts). Pair across: rank 0 and node1.
+    const bool shm_member = me == 0 || me == 1;
+    const bool rail_member = me == 0 || me == node1;
+    lanes::Communicator shm_pair = world.split(shm_member ? 0 : -1, me);
+    Link shm;
+    if (shm_member) shm = measure(shm_pair, big);
+    lanes::Communicator rail_pair = world.split(rail_member ? 0 : -1, me);
+    Link rail;
+    if (rail_member) rail = measure(rail_pair, big);
+    // Rank 0 was in both pairs and has both results.
+    if (me == 0) {
+      char text[512];
+      std::snprintf(text, sizeof text,
+                    "# lanes-calibrate: %d ranks on %d nodes, messages up to %zu bytes\n"
+                    "alpha_shm %.4g\nbeta_shm %.4g\nalpha_rail %.4g\nbeta_rail %.4g\n",
+                    world.size(), world.num_nodes(), big, shm.alpha, shm.beta, rail.alpha,
+                    rail.beta);
+      if (output.empty()) {
+        std::fputs(text, stdout);
+      } else {
+        std::ofstream(output) << text;
+        std::printf("lanes-calibrate: wrote %s\n%s", output.c_str(), text);
+      }
+    }
+  } catch (const lanes::Error& e) {
+    std::fprintf(stderr, "lanes-calibrate: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

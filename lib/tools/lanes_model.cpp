@@ -1,0 +1,123 @@
+// lanes-model: what the cost model predicts for every applicable algorithm of a collective at
+// any scale, and which one selection would choose.
+//   lanes-model --collective bcast --nodes 10000 --ppn 32 --rails 2 --bytes 1048576
+//               [--lanes K] [--calibration FILE] [--irregular]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <lanes/error.hpp>
+#include <sstream>
+#include <string>
+
+#include "algos/cost_model.hpp"
+#include "algos/registry.hpp"
+
+namespace {
+
+int usage(const char* why) {
+  if (why != nullptr) std::fprintf(stderr, "lanes-model: %s\n", why);
+  std::fprintf(stderr,
+               "usage: lanes-model --collective bcast|scatter|gather|alltoall|allgather\n"
+               "                   --nodes N --ppn n --bytes B [--rails R] [--lanes K]\n"
+               "                   [--calibration FILE] [--irregular]\n"
+               "B: the bcast payload, or one block for the other collectives.\n");
+  return 2;
+}
+
+bool parse_collective(const std::string& s, lanes::algos::Collective& c) {
+  using lanes::algos::Collective;
+  for (Collective x : {Collective::bcast, Collective::scatter, Collective::gather,
+                       Collective::alltoall, Collective::allgather}) {
+    if (s == lanes::algos::to_string(x)) {
+      c = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string format_time(double s) {
+  char buf[64];
+  if (s < 1e-3)
+    std::snprintf(buf, sizeof buf, "%10.2f us", s * 1e6);
+  else if (s < 1.0)
+    std::snprintf(buf, sizeof buf, "%10.3f ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%10.3f s ", s);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace lanes::algos;
+  Collective coll = Collective::bcast;
+  bool have_coll = false;
+  CostInput in;
+  MachineParams m;
+  std::string calibration;
+  int lanes = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (a == "--collective")
+        have_coll = parse_collective(next(), coll);
+      else if (a == "--nodes")
+        in.nodes = std::stoll(next());
+      else if (a == "--ppn")
+        in.ppn = std::stoll(next());
+      else if (a == "--bytes")
+        in.bytes = std::stoull(next());
+      else if (a == "--rails")
+        m.rails = std::stoi(next());
+      else if (a == "--lanes")
+        lanes = std::stoi(next());
+      else if (a == "--calibration")
+        calibration = next();
+      else if (a == "--irregular")
+        in.regular = false;
+      else if (a == "--help" || a == "-h")
+        return usage(nullptr), 0;
+      else
+        return usage(("unknown argument " + a).c_str());
+    } catch (const std::exception& e) {
+      return usage((a + ": " + e.what()).c_str());
+    }
+  }
+  if (!have_coll)
+    return usage("--collective must be bcast, scatter, gather, alltoall or allgather");
+  if (in.nodes < 1 || in.ppn < 1 || m.rails < 1) return usage("nodes, ppn and rails must be >= 1");
+  try {
+    if (!calibration.empty()) {
+      std::ifstream f(calibration);
+      if (!f) return usage(("cannot read " + calibration).c_str());
+      std::stringstream text;
+      text << f.rdbuf();
+      const int rails = m.rails;
+      m = MachineParams::parse(text.str());
+      if (rails != 1) m.rails = rails;  // the command line wins
+    }
+  } catch (const lanes::Error& e) {
+    std::fprintf(stderr, "lanes-model: %s\n", e.what());
+    return 1;
+  }
+  in.lanes = lanes > 0 ? lanes : m.rails;
+  const auto predictions = predict(coll, in, m);
+  std::printf("%s of %zu bytes on %lld nodes x %lld processes%s, %d rails, %d lanes (%s)\n",
+              to_string(coll), in.bytes, in.nodes, in.ppn, in.regular ? "" : " (irregular)",
+              m.rails, in.lanes, calibration.empty() ? "default parameters" : calibration.c_str());
+  for (const auto& p : predictions) {
+    std::printf("  %-22s %s\n", p.algorithm.c_str(), format_time(p.seconds).c_str());
+  }
+  if (predictions.empty()) {
+    std::printf("no algorithm with a cost formula applies\n");
+    return 1;
+  }
+  std::printf("chosen: %s\n", predictions.front().algorithm.c_str());
+  return 0;
+}
