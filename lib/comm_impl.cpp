@@ -165,7 +165,14 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
                          : coll == Collective::gather   ? "linear"
                          : coll == Collective::alltoall ? "pairwise"
                                                         : "linear";
-  if (name == "auto") return model_choice(coll, bytes, layout, fallback);
+  if (name == "auto") {
+    if (auto ruled = runtime_->rules().match(coll, bytes, layout.size)) {
+      name = *ruled;
+      source = "LANES_RULES";
+    } else {
+      return model_choice(coll, bytes, layout, fallback);
+    }
+  }
   const algos::Algorithm* algo = algos::find_algorithm(coll, name);
   if (algo == nullptr) {
     throw Error(Errc::invalid_argument,

@@ -37,6 +37,9 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_CALIBRATION", "",
        "Cost-model parameters (a file written by lanes-calibrate; rank 0's is used everywhere). "
        "Empty: built-in defaults."},
+      {"LANES_RULES", "",
+       "JSON file of selection rules by collective, size range and ranks (rank 0's is used "
+       "everywhere); consulted before the cost model. Empty: none."},
       {"LANES_BCAST_ALGORITHM", "auto",
        "Broadcast algorithm: binomial, kported, scatter-allgather, scatter-ring, "
        "scatter-ring-bwsave, hierarchical, full-lane, k-lane. auto: the cost model's choice."},
@@ -132,6 +135,7 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   }
   if (auto v = get("LANES_INFO")) c.info = static_cast<int>(parse_int("LANES_INFO", *v, 0, 2));
   if (auto v = get("LANES_CALIBRATION")) c.calibration = *v;
+  if (auto v = get("LANES_RULES")) c.rules = *v;
   if (auto v = get("LANES_BCAST_ALGORITHM")) c.bcast_algorithm = *v;
   if (auto v = get("LANES_SCATTER_ALGORITHM")) c.scatter_algorithm = *v;
   if (auto v = get("LANES_ALLTOALL_ALGORITHM")) c.alltoall_algorithm = *v;

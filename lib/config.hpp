@@ -37,6 +37,7 @@ struct Config {
   std::string allgather_algorithm = "auto";
   std::string gather_algorithm = "auto";
   std::string calibration;  // LANES_CALIBRATION: cost-model parameters file
+  std::string rules;        // LANES_RULES: JSON selection rules file
 
   // Throws lanes::Error(invalid_argument) naming the variable and its accepted values.
   static Config parse(const std::function<const char*(const char*)>& lookup);

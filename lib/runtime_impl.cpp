@@ -12,6 +12,7 @@
 
 #include "lib/comm_impl.hpp"
 #include "lib/executor.hpp"
+#include "lib/rules.hpp"
 #include "lib/wire.hpp"
 #include "lib/world_layout.hpp"
 #include "topo/topology.hpp"
@@ -41,6 +42,7 @@ std::vector<std::byte> encode(const StartupRecord& rec, std::span<const std::byt
     w.put(static_cast<std::int32_t>(d.numa_node));
   }
   w.put_string(rec.calibration);
+  w.put_string(rec.rules);
   w.put_bytes(addresses);
   return w.take();
 }
@@ -61,20 +63,19 @@ StartupRecord decode(std::span<const std::byte> bytes, std::vector<std::byte>& a
     rec.rails.push_back(std::move(d));
   }
   rec.calibration = r.get_string();
+  rec.rules = r.get_string();
   auto a = r.get_bytes();
   addresses.assign(a.begin(), a.end());
   return rec;
 }
 
-std::string read_calibration(const std::string& path) {
+std::string read_file(const char* variable, const std::string& path, const char* hint) {
   std::ifstream f(path);
-  if (!f) {
+  if (!f)
     throw Error(Errc::invalid_argument,
-                "LANES_CALIBRATION='" + path + "' cannot be read (make one with lanes-calibrate)");
-  }
+                std::string(variable) + "='" + path + "' cannot be read" + hint);
   std::stringstream text;
   text << f.rdbuf();
-  (void)algos::MachineParams::parse(text.str());  // reject a bad file on rank 0, early
   return text.str();
 }
 
@@ -111,8 +112,17 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   mine.launcher_local_rank = placement.local_rank;
   mine.numa = topo::current_numa_node();
   mine.cores = usable_cores();
-  if (rank == 0 && !config_.calibration.empty())
-    mine.calibration = read_calibration(config_.calibration);
+  if (rank == 0) {  // rank 0's files rule everywhere: every rank must choose alike
+    if (!config_.calibration.empty()) {
+      mine.calibration =
+          read_file("LANES_CALIBRATION", config_.calibration, " (make one with lanes-calibrate)");
+      (void)algos::MachineParams::parse(mine.calibration);  // a bad file fails early
+    }
+    if (!config_.rules.empty()) {
+      mine.rules = read_file("LANES_RULES", config_.rules, "");
+      (void)Rules::parse(mine.rules);
+    }
+  }
 
   transport::RailOptions options;
   for (const auto& d : mine.rails) options.devices.push_back(d.name);
@@ -130,6 +140,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   }
   algos::Layout layout = build_world_layout(records, config_.node_size, config_.lanes);
   machine_ = algos::MachineParams::parse(records.front().calibration);
+  rules_ = Rules::parse(records.front().rules);
   if (records.front().calibration.find("rails") == std::string::npos) {
     machine_.rails = static_cast<int>(records.front().rails.size());
   }

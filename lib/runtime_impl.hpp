@@ -11,6 +11,7 @@
 
 #include "algos/cost_model.hpp"
 #include "lib/config.hpp"
+#include "lib/rules.hpp"
 #include "transport/bootstrap/bootstrap.hpp"
 #include "transport/ucx/rails.hpp"
 
@@ -39,6 +40,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   const std::string& bootstrap_name() const { return bootstrap_name_; }
   ProgressMode progress_mode() const { return progress_; }
   const algos::MachineParams& machine() const { return machine_; }
+  const Rules& rules() const { return rules_; }
   std::shared_ptr<CommImpl> world() const { return world_; }
   std::string describe() const;
 
@@ -78,6 +80,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::vector<PeerRecord> peers_;
   ProgressMode progress_ = ProgressMode::spin;
   algos::MachineParams machine_;
+  Rules rules_;
   std::uint32_t next_comm_id_ = 1;
   bool started_ = false;  // init completed: finalize synchronises with the peers
   bool finalized_ = false;

@@ -17,6 +17,7 @@ struct StartupRecord {
   int cores = 1;
   std::vector<topo::NetDevice> rails;
   std::string calibration;  // cost-model parameters (rank 0's are used by everyone)
+  std::string rules;        // selection rules, JSON (rank 0's are used by everyone)
 };
 
 // Throws lanes::Error(invalid_argument) for a LANES_NODE_SIZE that spans hosts and

@@ -10,7 +10,7 @@ packages=(
   libpmix-dev libpmix-bin         # PMIx bootstrap
   libopenmpi-dev openmpi-bin      # mpirun (a PMIx server), MPI bootstrap, tests and the demo
   libhwloc-dev hwloc libnuma-dev  # topology
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   clang-format iproute2 python3
 )
 missing=()

@@ -101,5 +101,5 @@ TEST(Config, TableListsEveryVariableOnce) {
         "LANES_SCATTER_ALGORITHM", "LANES_ALLTOALL_ALGORITHM"}) {
     EXPECT_EQ(seen[name], 1) << name;
   }
-  EXPECT_EQ(seen.size(), 15u);
+  EXPECT_EQ(seen.size(), 16u);
 }
