@@ -1,7 +1,8 @@
 // lanes-demo: bcast, scatter and alltoall through lanes next to MPI_Bcast, MPI_Scatter and
 // MPI_Alltoall, measured in the same run (interleaved), every result checked.
 //
-//   mpirun -np 4 lanes-demo [--sizes 1024,1048576,67108864] [--reps N]
+//   mpirun -np 4 lanes-demo [--sizes 1024,1048576,67108864] [--reps N] [--algorithms all]
+// --algorithms all: a row per lanes algorithm (chosen per call) instead of the runtime's choice.
 //
 // Sizes are bytes per call: the bcast payload; for scatter the root's whole send buffer; for
 // alltoall each rank's whole send buffer (blocks of size/p). Times are the slowest rank's per
@@ -69,7 +70,10 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   std::vector<std::size_t> sizes = {1024, 65536, 1u << 20, 16u << 20, 64u << 20};
   int reps_override = 0;
+  bool every_algorithm = false;
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--algorithms") == 0)
+      every_algorithm = std::strcmp(argv[i + 1], "all") == 0;
     if (std::strcmp(argv[i], "--sizes") == 0) {
       sizes.clear();
       std::stringstream in(argv[i + 1]);
@@ -102,55 +106,71 @@ int main(int argc, char** argv) {
                        : bytes <= (1u << 20)  ? 20
                                               : 6;
       std::vector<Case> cases;
-      cases.push_back(
-          {"bcast",
-           [&] {
-             for (std::size_t i = 0; i < bytes; ++i) buf[i] = me == 0 ? value(i, 0, -1) : 0;
-           },
-           [&] { world.bcast(buf, 0); },
-           [&] { MPI_Bcast(buf.data(), static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD); },
-           [&] {
-             for (std::size_t i = 0; i < bytes; ++i)
-               if (buf[i] != value(i, 0, -1)) return false;
-             return true;
-           }});
-      cases.push_back(
-          {"scatter",
-           [&] {
-             for (std::size_t j = 0; j < up; ++j)
-               for (std::size_t i = 0; i < block; ++i)
-                 send[j * block + i] = value(i, 0, static_cast<int>(j));
-             std::fill(one.begin(), one.end(), 0);
-           },
-           [&] { world.scatter(std::span(send).first(me == 0 ? block * up : 0), one, 0); },
-           [&] {
-             MPI_Scatter(send.data(), static_cast<int>(block), MPI_BYTE, one.data(),
-                         static_cast<int>(block), MPI_BYTE, 0, MPI_COMM_WORLD);
-           },
-           [&] {
-             for (std::size_t i = 0; i < block; ++i)
-               if (one[i] != value(i, 0, me)) return false;
-             return true;
-           }});
-      cases.push_back({"alltoall",
-                       [&] {
-                         for (std::size_t j = 0; j < up; ++j)
+      // Labels and options: the runtime's choice, or (--algorithms all) each algorithm by name.
+      auto variants = [&](const char* coll) {
+        std::vector<std::pair<std::string, lanes::CallOptions>> out;
+        if (!every_algorithm) return decltype(out){{coll, {}}};
+        for (const auto& name : lanes::algorithms(coll)) {
+          lanes::CallOptions o;
+          o.algorithm = name;
+          out.emplace_back(std::string(coll) + " " + name, o);
+        }
+        return out;
+      };
+      for (const auto& [label, o] : variants("bcast"))
+        cases.push_back(
+            {label,
+             [&] {
+               for (std::size_t i = 0; i < bytes; ++i) buf[i] = me == 0 ? value(i, 0, -1) : 0;
+             },
+             [&, o = o] { world.bcast(buf, 0, o); },
+             [&] { MPI_Bcast(buf.data(), static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD); },
+             [&] {
+               for (std::size_t i = 0; i < bytes; ++i)
+                 if (buf[i] != value(i, 0, -1)) return false;
+               return true;
+             }});
+      for (const auto& [label, o] : variants("scatter"))
+        cases.push_back({label,
+                         [&] {
+                           for (std::size_t j = 0; j < up; ++j)
+                             for (std::size_t i = 0; i < block; ++i)
+                               send[j * block + i] = value(i, 0, static_cast<int>(j));
+                           std::fill(one.begin(), one.end(), 0);
+                         },
+                         [&, o = o] {
+                           world.scatter(std::span(send).first(me == 0 ? block * up : 0), one, 0,
+                                         o);
+                         },
+                         [&] {
+                           MPI_Scatter(send.data(), static_cast<int>(block), MPI_BYTE, one.data(),
+                                       static_cast<int>(block), MPI_BYTE, 0, MPI_COMM_WORLD);
+                         },
+                         [&] {
                            for (std::size_t i = 0; i < block; ++i)
-                             send[j * block + i] = value(i, me, static_cast<int>(j));
-                         std::fill(recv.begin(), recv.end(), 0);
-                       },
-                       [&] { world.alltoall(send, recv); },
-                       [&] {
-                         MPI_Alltoall(send.data(), static_cast<int>(block), MPI_BYTE, recv.data(),
-                                      static_cast<int>(block), MPI_BYTE, MPI_COMM_WORLD);
-                       },
-                       [&] {
-                         for (std::size_t j = 0; j < up; ++j)
-                           for (std::size_t i = 0; i < block; ++i)
-                             if (recv[j * block + i] != value(i, static_cast<int>(j), me))
-                               return false;
-                         return true;
-                       }});
+                             if (one[i] != value(i, 0, me)) return false;
+                           return true;
+                         }});
+      for (const auto& [label, o] : variants("alltoall"))
+        cases.push_back({label,
+                         [&] {
+                           for (std::size_t j = 0; j < up; ++j)
+                             for (std::size_t i = 0; i < block; ++i)
+                               send[j * block + i] = value(i, me, static_cast<int>(j));
+                           std::fill(recv.begin(), recv.end(), 0);
+                         },
+                         [&, o = o] { world.alltoall(send, recv, o); },
+                         [&] {
+                           MPI_Alltoall(send.data(), static_cast<int>(block), MPI_BYTE, recv.data(),
+                                        static_cast<int>(block), MPI_BYTE, MPI_COMM_WORLD);
+                         },
+                         [&] {
+                           for (std::size_t j = 0; j < up; ++j)
+                             for (std::size_t i = 0; i < block; ++i)
+                               if (recv[j * block + i] != value(i, static_cast<int>(j), me))
+                                 return false;
+                           return true;
+                         }});
       for (Case& c : cases) {
         // Correctness first, for both implementations.
         c.prepare();
@@ -170,8 +190,8 @@ int main(int argc, char** argv) {
         if (!lanes_ok || !mpi_ok) status = 1;
         if (me == 0) {
           std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.1f | %.2f | %s |\n", c.name.c_str(),
-                      c.name == "bcast" ? bytes : block * up, sl.avg_us, sl.min_us, sm.avg_us,
-                      sm.min_us, sm.avg_us / sl.avg_us,
+                      c.name.rfind("bcast", 0) == 0 ? bytes : block * up, sl.avg_us, sl.min_us,
+                      sm.avg_us, sm.min_us, sm.avg_us / sl.avg_us,
                       lanes_ok && mpi_ok ? "ok" : (lanes_ok ? "MPI WRONG" : "lanes WRONG"));
           std::fflush(stdout);
         }
