@@ -75,6 +75,27 @@ double cost_bcast_binomial(const CostInput& in, const MachineParams& m);
 double cost_scatter_binomial(const CostInput& in, const MachineParams& m);
 double cost_alltoall_pairwise(const CostInput& in, const MachineParams& m);
 double cost_allgather_linear(const CostInput& in, const MachineParams& m);
+double cost_bcast_kported(const CostInput& in, const MachineParams& m);
+double cost_bcast_scatter_allgather(const CostInput& in, const MachineParams& m);
+double cost_bcast_scatter_ring(const CostInput& in, const MachineParams& m);
+double cost_bcast_scatter_ring_bwsave(const CostInput& in, const MachineParams& m);
+double cost_bcast_hierarchical(const CostInput& in, const MachineParams& m);
+double cost_bcast_full_lane(const CostInput& in, const MachineParams& m);
+double cost_bcast_k_lane(const CostInput& in, const MachineParams& m);
+double cost_scatter_linear(const CostInput& in, const MachineParams& m);
+double cost_scatter_kported(const CostInput& in, const MachineParams& m);
+double cost_scatter_full_lane(const CostInput& in, const MachineParams& m);
+double cost_scatter_k_lane(const CostInput& in, const MachineParams& m);
+double cost_gather_linear(const CostInput& in, const MachineParams& m);
+double cost_gather_binomial(const CostInput& in, const MachineParams& m);
+double cost_alltoall_kported(const CostInput& in, const MachineParams& m);
+double cost_alltoall_bruck(const CostInput& in, const MachineParams& m);
+double cost_alltoall_full_lane(const CostInput& in, const MachineParams& m);
+double cost_alltoall_k_lane(const CostInput& in, const MachineParams& m);
+double cost_allgather_ring(const CostInput& in, const MachineParams& m);
+double cost_allgather_recursive_doubling(const CostInput& in, const MachineParams& m);
+double cost_allgather_bruck(const CostInput& in, const MachineParams& m);
+double cost_allgather_node_aware(const CostInput& in, const MachineParams& m);
 // (end of costs)
 
 }  // namespace lanes::algos

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -66,6 +67,25 @@ Schedule build_allgather_bruck(const Layout& layout, const CollArgs& args) {
     s.copy({Buffer::scratch, blocks(p - r), blocks(r)}, {Buffer::recv, 0, blocks(r)}, prev);
   s.finalize();
   return s;
+}
+
+// Cost: round j sends min(2^j, p - 2^j) blocks to r - 2^j; with ranks numbered node by node the
+// first min(2^j, n) ranks of every node send off it (N > 1), and the round waits for them; plus
+// the final rotation, a local copy of p blocks.
+double cost_allgather_bruck(const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  if (p == 1) return 0;
+  const auto b = static_cast<double>(in.bytes);
+  double t = static_cast<double>(p) * b * m.beta_shm;
+  for (long long dist = 1; dist < p; dist *= 2) {
+    const double bytes = static_cast<double>(std::min(dist, p - dist)) * b;
+    double round = shm_time(bytes, m);
+    if (in.nodes > 1) {
+      round = std::max(round, rail_time(bytes, static_cast<double>(std::min(dist, in.ppn)), in, m));
+    }
+    t += round;
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

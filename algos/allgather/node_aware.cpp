@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -106,6 +107,18 @@ Schedule build_allgather_node_aware(const Layout& layout, const CollArgs& args) 
   if (!ordered) unpack(prev);
   s.finalize();
   return s;
+}
+
+// Cost: the gather (the leader takes n - 1 blocks), N - 1 ring steps of one node's n blocks between
+// leaders (one flow per node), and the broadcast of all p blocks to the n - 1 others, the leader's
+// sends sharing its memory bandwidth.
+double cost_allgather_node_aware(const CostInput& in, const MachineParams& m) {
+  const auto nodes = static_cast<double>(in.nodes);
+  const auto n = static_cast<double>(in.ppn);
+  const auto b = static_cast<double>(in.bytes);
+  const double local =
+      in.ppn > 1 ? shm_time((n - 1) * b, m) + shm_time((n - 1) * nodes * n * b, m) : 0.0;
+  return local + (nodes - 1) * rail_time(n * b, 1.0, in, m);
 }
 
 }  // namespace lanes::algos

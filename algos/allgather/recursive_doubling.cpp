@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -80,6 +81,28 @@ Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs
   if (r < 2 * extra) s.send(r + 1, lane, everything, prev, s.rounds - 1);
   s.finalize();
   return s;
+}
+
+// Cost: with q = 2^floor(log2 p) < p, the fold (one block) and the unfold (all p blocks) between
+// neighbours r - 1 and r, on one node unless n = 1. Doubling round j exchanges 2^j p / q blocks
+// with a partner about as many ranks away, off the node when that is n or more, all n ranks of a
+// node at once.
+double cost_allgather_recursive_doubling(const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  const auto n = static_cast<double>(in.ppn);
+  const auto b = static_cast<double>(in.bytes);
+  long long q = 1;
+  while (2 * q <= p) q *= 2;
+  const double spread = static_cast<double>(p) / static_cast<double>(q);  // blocks per virtual rank
+  const auto pair = [&](double bytes) {
+    return in.ppn > 1 ? shm_time(bytes, m) : rail_time(bytes, 1.0, in, m);
+  };
+  double t = q < p ? pair(b) + pair(static_cast<double>(p) * b) : 0.0;
+  for (long long dist = 1; dist < q; dist *= 2) {
+    const double held = static_cast<double>(dist) * spread;
+    t += in.nodes > 1 && held >= n ? rail_time(held * b, n, in, m) : shm_time(held * b, m);
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

@@ -13,9 +13,11 @@
 //
 // Applies: any p and any layout; for large blocks. With ranks numbered node by node only the
 // ring's N edges between nodes go off node. One-ported: uses each sender's default lane.
+#include <algorithm>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -45,6 +47,15 @@ Schedule build_allgather_ring(const Layout& layout, const CollArgs& args) {
   s.ports = 1;
   s.finalize();
   return s;
+}
+
+// Cost: p - 1 steps of one block; with ranks numbered node by node one ring edge per node leaves
+// it (one flow), and a step lasts as long as its slowest edge.
+double cost_allgather_ring(const CostInput& in, const MachineParams& m) {
+  const auto b = static_cast<double>(in.bytes);
+  double step = shm_time(b, m);
+  if (in.nodes > 1) step = std::max(step, rail_time(b, 1.0, in, m));
+  return static_cast<double>(in.p() - 1) * step;
 }
 
 }  // namespace lanes::algos

@@ -27,10 +27,12 @@
 // Applies: any p and any layout; for small blocks, where the log2 p start-ups beat the p - 1 of
 // the direct algorithms (the scratch grows with p * log2 p * m). One-ported: uses each sender's
 // default lane.
+#include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -149,6 +151,29 @@ Schedule build_alltoall_bruck(const Layout& layout, const CollArgs& args) {
   s.ports = 1;
   s.finalize();
   return s;
+}
+
+// Cost: round j sends the positions with bit j set, count_j of them, to r + 2^j; with ranks
+// numbered node by node the last min(2^j, n) ranks of every node send off it (N > 1), and the
+// round waits for them. Local copies at beta_shm: the packs (count_j blocks a round) and the final
+// rotation (p blocks).
+double cost_alltoall_bruck(const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  if (p == 1) return 0;
+  const auto b = static_cast<double>(in.bytes);
+  double t = 0;
+  double copied = static_cast<double>(p) * b;
+  for (long long dist = 1; dist < p; dist *= 2) {
+    const long long count = p / (2 * dist) * dist + std::max(0LL, p % (2 * dist) - dist);
+    const double bytes = static_cast<double>(count) * b;
+    double round = shm_time(bytes, m);
+    if (in.nodes > 1) {
+      round = std::max(round, rail_time(bytes, static_cast<double>(std::min(dist, in.ppn)), in, m));
+    }
+    t += round;
+    copied += bytes;
+  }
+  return t + copied * m.beta_shm;
 }
 
 }  // namespace lanes::algos

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 #include "lanes/error.hpp"
 
@@ -171,6 +172,17 @@ Schedule build_alltoall_full_lane(const Layout& layout, const CollArgs& args) {
   s.ports = 1;
   s.finalize();
   return s;
+}
+
+// Cost: n - 1 on-node steps of N blocks, then N - 1 steps of n blocks in which all n ranks of a
+// node send off it at once (n flows), plus packing copies of about 2 p blocks per rank when both
+// phases run.
+double cost_alltoall_full_lane(const CostInput& in, const MachineParams& m) {
+  const auto nodes = static_cast<double>(in.nodes);
+  const auto n = static_cast<double>(in.ppn);
+  const auto b = static_cast<double>(in.bytes);
+  const double copies = in.nodes > 1 && in.ppn > 1 ? 2 * nodes * n * b * m.beta_shm : 0.0;
+  return (n - 1) * shm_time(nodes * b, m) + (nodes - 1) * rail_time(n * b, n, in, m) + copies;
 }
 
 }  // namespace lanes::algos

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 #include "lanes/error.hpp"
 
@@ -74,6 +75,16 @@ Schedule build_alltoall_k_lane(const Layout& layout, const CollArgs& args) {
   s.rounds = node_rounds + (n > 1 ? 1 : 0);
   s.finalize();
   return s;
+}
+
+// Cost: (N - 1) n steps of one block in which all n ranks of a node send off it at once (n flows),
+// then one on-node round in which each rank moves its other n - 1 blocks.
+double cost_alltoall_k_lane(const CostInput& in, const MachineParams& m) {
+  const auto nodes = static_cast<double>(in.nodes);
+  const auto n = static_cast<double>(in.ppn);
+  const auto b = static_cast<double>(in.bytes);
+  const double local = in.ppn > 1 ? shm_time((n - 1) * b, m) : 0.0;
+  return (nodes - 1) * n * rail_time(b, n, in, m) + local;
 }
 
 }  // namespace lanes::algos

@@ -15,9 +15,11 @@
 //
 // Applies: any p and any layout. Port i always uses lane i, so with k lanes every rank drives
 // all lanes at once; on-node messages ignore the lane.
+#include <algorithm>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -52,6 +54,29 @@ Schedule build_alltoall_kported(const Layout& layout, const CollArgs& args) {
   s.ports = k;
   s.finalize();
   return s;
+}
+
+// Cost: R = ceil((p - 1) / k) rounds, round t taking shifts tk + 1 .. tk + k at once. As for
+// pairwise, shifts 1 .. n - 1 count as on the node and shifts n .. p - 1 as off it; a round with
+// j shifts off the node has all n ranks of a node sending j blocks each (n j flows), and a round
+// with both kinds lasts as long as the slower.
+double cost_alltoall_kported(const CostInput& in, const MachineParams& m) {
+  const long long ports = std::max(1, in.lanes);
+  const long long p = in.p();
+  const long long n = in.ppn;
+  const long long rounds = (p - 1 + ports - 1) / ports;
+  const auto b = static_cast<double>(in.bytes);
+  if (in.nodes == 1) return static_cast<double>(rounds) * shm_time(b, m);
+  const auto off = [&](long long shifts) {
+    return rail_time(b, static_cast<double>(n * shifts), in, m);
+  };
+  const long long on_node = (n - 1) / ports;  // rounds of on-node shifts only
+  const long long first = std::min(on_node * ports + ports, p - 1) - n + 1;
+  double t = static_cast<double>(on_node) * shm_time(b, m) + std::max(shm_time(b, m), off(first));
+  if (rounds - 1 > on_node) {
+    t += static_cast<double>(rounds - on_node - 2) * off(ports) + off(p - 1 - (rounds - 1) * ports);
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

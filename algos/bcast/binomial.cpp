@@ -53,14 +53,14 @@ Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args) {
   return s;
 }
 
-// Cost: the rounds whose partners are 2^j >= n ranks apart leave the node, and there every rank
-// of a node that holds the data sends at once (n flows share the rails); the others copy on-node.
+// Cost: the first rounds (partners 2^j >= n ranks apart) cross nodes; then only one rank per
+// node holds the data, so one flow per node uses the rails. The last ceil(log2 n) rounds copy
+// on-node.
 double cost_bcast_binomial(const CostInput& in, const MachineParams& m) {
   const int rounds = ceil_log(in.p(), 2);
   const int on_node = in.nodes > 1 ? std::min(rounds, ceil_log(in.ppn, 2)) : rounds;
   const auto c = static_cast<double>(in.bytes);
-  return on_node * shm_time(c, m) +
-         (rounds - on_node) * rail_time(c, static_cast<double>(in.ppn), in, m);
+  return on_node * shm_time(c, m) + (rounds - on_node) * rail_time(c, 1.0, in, m);
 }
 
 }  // namespace lanes::algos

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -154,6 +155,21 @@ Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: the binomial scatter of n blocks of c / n bytes on the root's node (its child 2^j ranks
+// away gets min(2^j, n - 2^j) blocks), ceil(log2 N) rounds between nodes in which all n ranks of a
+// node holding the data send their block at once (n flows over the rails), and n - 1 ring steps of
+// one block on the node.
+double cost_bcast_full_lane(const CostInput& in, const MachineParams& m) {
+  const long long n = in.ppn;
+  const double block = static_cast<double>(in.bytes) / static_cast<double>(n);
+  double t = 0;
+  for (long long dist = 1; dist < n; dist *= 2) {
+    t += shm_time(static_cast<double>(std::min(dist, n - dist)) * block, m);
+  }
+  t += ceil_log(in.nodes, 2) * rail_time(block, static_cast<double>(n), in, m);
+  return t + static_cast<double>(n - 1) * shm_time(block, m);
 }
 
 }  // namespace lanes::algos

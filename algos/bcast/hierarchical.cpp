@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -88,6 +89,13 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: ceil(log2 N) rounds of the whole message between node leaders (one flow per node), then
+// ceil(log2 n) on-node rounds on the last node reached.
+double cost_bcast_hierarchical(const CostInput& in, const MachineParams& m) {
+  const auto c = static_cast<double>(in.bytes);
+  return ceil_log(in.nodes, 2) * rail_time(c, 1.0, in, m) + ceil_log(in.ppn, 2) * shm_time(c, m);
 }
 
 }  // namespace lanes::algos

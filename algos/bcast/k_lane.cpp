@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -192,6 +193,20 @@ Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: with K = min(k, n) ports, s = ceil(log2 K) and T = ceil(log_{K+1} N): s on-node rounds to
+// reach the root node's local roots; T steps of one off-node round, in which the K local roots of
+// a node send at once (K flows), and the receiving node's s on-node rounds; last the broadcast in
+// groups of ceil(n / K) ranks.
+double cost_bcast_k_lane(const CostInput& in, const MachineParams& m) {
+  const long long ports = std::max(1LL, std::min(static_cast<long long>(in.lanes), in.ppn));
+  const int spread = ceil_log(ports, 2);
+  const int steps = ceil_log(in.nodes, ports + 1);
+  const int group = ceil_log((in.ppn + ports - 1) / ports, 2);
+  const auto c = static_cast<double>(in.bytes);
+  return (spread * (steps + 1) + group) * shm_time(c, m) +
+         steps * rail_time(c, static_cast<double>(ports), in, m);
 }
 
 }  // namespace lanes::algos

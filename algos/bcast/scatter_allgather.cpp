@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -159,6 +160,48 @@ Schedule build_bcast_scatter_allgather(const Layout& layout, const CollArgs& arg
   }
   s.finalize();
   return s;
+}
+
+namespace {
+
+// Binomial scatter of p blocks of `block` bytes: the root's child 2^j ranks away gets
+// min(2^j, p - 2^j) blocks; partners n or more ranks apart are on different nodes, and in those
+// rounds one rank per node sends (one flow).
+double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  double t = 0;
+  for (long long dist = 1; dist < p; dist *= 2) {
+    const double bytes = static_cast<double>(std::min(dist, p - dist)) * block;
+    t += in.nodes > 1 && dist >= in.ppn ? rail_time(bytes, 1.0, in, m) : shm_time(bytes, m);
+  }
+  return t;
+}
+
+}  // namespace
+
+// Cost: the scatter of p blocks of c / p bytes. With q = 2^floor(log2 p) < p, the fold (one block)
+// and the unfold (the rest of the message) between ranks q + i and i, which are q >= n ranks
+// apart, with min(n, p - q) flows per node. Doubling round j exchanges 2^j p / q blocks with a
+// partner about as many ranks away, off the node when that is n or more, all n ranks at once.
+double cost_bcast_scatter_allgather(const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  const auto n = static_cast<double>(in.ppn);
+  const auto c = static_cast<double>(in.bytes);
+  const double block = c / static_cast<double>(p);
+  long long q = 1;
+  while (2 * q <= p) q *= 2;
+  const double spread = static_cast<double>(p) / static_cast<double>(q);  // blocks per virtual rank
+  double t = binomial_scatter_time(block, in, m);
+  if (q < p) {
+    const auto flows = static_cast<double>(std::min(in.ppn, p - q));
+    t += in.nodes > 1 ? rail_time(block, flows, in, m) + rail_time(c - block, flows, in, m)
+                      : shm_time(block, m) + shm_time(c - block, m);
+  }
+  for (long long dist = 1; dist < q; dist *= 2) {
+    const double held = static_cast<double>(dist) * spread;
+    t += in.nodes > 1 && held >= n ? rail_time(held * block, n, in, m) : shm_time(held * block, m);
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

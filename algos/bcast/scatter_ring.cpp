@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -115,6 +116,34 @@ Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+namespace {
+
+// Binomial scatter of p blocks of `block` bytes: the root's child 2^j ranks away gets
+// min(2^j, p - 2^j) blocks; partners n or more ranks apart are on different nodes, and in those
+// rounds one rank per node sends (one flow).
+double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  double t = 0;
+  for (long long dist = 1; dist < p; dist *= 2) {
+    const double bytes = static_cast<double>(std::min(dist, p - dist)) * block;
+    t += in.nodes > 1 && dist >= in.ppn ? rail_time(bytes, 1.0, in, m) : shm_time(bytes, m);
+  }
+  return t;
+}
+
+}  // namespace
+
+// Cost: the scatter of p blocks of c / p bytes, then p - 1 ring steps of one block; with ranks
+// numbered node by node one ring edge per node leaves it (one flow), and a step lasts as long as
+// its slowest edge.
+double cost_bcast_scatter_ring(const CostInput& in, const MachineParams& m) {
+  const auto p = static_cast<double>(in.p());
+  const double block = static_cast<double>(in.bytes) / p;
+  double step = shm_time(block, m);
+  if (in.nodes > 1) step = std::max(step, rail_time(block, 1.0, in, m));
+  return binomial_scatter_time(block, in, m) + (p - 1) * step;
 }
 
 }  // namespace lanes::algos

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -121,6 +122,39 @@ Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& a
   }
   s.finalize();
   return s;
+}
+
+namespace {
+
+// Binomial scatter of p blocks of `block` bytes: the root's child 2^j ranks away gets
+// min(2^j, p - 2^j) blocks; partners n or more ranks apart are on different nodes, and in those
+// rounds one rank per node sends (one flow).
+double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  double t = 0;
+  for (long long dist = 1; dist < p; dist *= 2) {
+    const double bytes = static_cast<double>(std::min(dist, p - dist)) * block;
+    t += in.nodes > 1 && dist >= in.ppn ? rail_time(bytes, 1.0, in, m) : shm_time(bytes, m);
+  }
+  return t;
+}
+
+}  // namespace
+
+// Cost: as scatter-ring, except that the edge into the first rank of a node other than the root's
+// skips the blocks that rank holds from the scatter, at least h = lowbit(n) of them, in the last
+// steps of the ring: in the last h - 1 steps no block leaves a node and a step is one on-node copy.
+double cost_bcast_scatter_ring_bwsave(const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  const double block = static_cast<double>(in.bytes) / static_cast<double>(p);
+  double step = shm_time(block, m);
+  long long quiet = 0;  // ring steps without off-node traffic
+  if (in.nodes > 1) {
+    step = std::max(step, rail_time(block, 1.0, in, m));
+    quiet = (in.ppn & -in.ppn) - 1;
+  }
+  return binomial_scatter_time(block, in, m) + static_cast<double>(p - 1 - quiet) * step +
+         static_cast<double>(quiet) * shm_time(block, m);
 }
 
 }  // namespace lanes::algos

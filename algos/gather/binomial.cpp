@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -101,6 +102,19 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: the root's child 2^j ranks away brings min(2^j, p - 2^j) blocks; partners n or more ranks
+// apart are on different nodes, and in those rounds one rank per node sends (one flow).
+double cost_gather_binomial(const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  const auto b = static_cast<double>(in.bytes);
+  double t = 0;
+  for (long long dist = 1; dist < p; dist *= 2) {
+    const double bytes = static_cast<double>(std::min(dist, p - dist)) * b;
+    t += in.nodes > 1 && dist >= in.ppn ? rail_time(bytes, 1.0, in, m) : shm_time(bytes, m);
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

@@ -12,10 +12,12 @@
 // sharing its k lanes, (p - 1) * alpha + beta * (p - 1) * b / k at best.
 //
 // Applies: any p and any layout; best for small p or small blocks.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -48,6 +50,20 @@ Schedule build_gather_linear(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: the root's receives start one after another: n - 1 on the node, and p - n off it, spread
+// over its k lanes (min(k, p - n) flows) that share its rails; the two kinds overlap.
+double cost_gather_linear(const CostInput& in, const MachineParams& m) {
+  const auto b = static_cast<double>(in.bytes);
+  const double on = static_cast<double>(in.ppn - 1) * shm_time(b, m);
+  const long long remote = in.p() - in.ppn;
+  if (remote == 0) return on;
+  const auto flows =
+      static_cast<double>(std::min(static_cast<long long>(std::max(1, in.lanes)), remote));
+  const double off = static_cast<double>(remote - 1) * m.alpha_rail +
+                     rail_time(static_cast<double>(remote) * b / flows, flows, in, m);
+  return std::max(on, off);
 }
 
 }  // namespace lanes::algos

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -155,6 +156,25 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: the binomial scatter of n super-blocks of N blocks on the root's node (its child 2^j ranks
+// away gets min(2^j, n - 2^j) of them), then n concurrent binomial scatters over the nodes (the
+// child 2^j nodes away gets min(2^j, N - 2^j) blocks), all n ranks of a sending node at once
+// (n flows). As in the formula above, the root's packing copy is left out.
+double cost_scatter_full_lane(const CostInput& in, const MachineParams& m) {
+  const long long nodes = in.nodes;
+  const long long n = in.ppn;
+  const auto b = static_cast<double>(in.bytes);
+  double t = 0;
+  for (long long dist = 1; dist < n; dist *= 2) {
+    t += shm_time(static_cast<double>(std::min(dist, n - dist) * nodes) * b, m);
+  }
+  for (long long dist = 1; dist < nodes; dist *= 2) {
+    t += rail_time(static_cast<double>(std::min(dist, nodes - dist)) * b, static_cast<double>(n),
+                   in, m);
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

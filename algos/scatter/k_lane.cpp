@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -294,6 +295,31 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: level t of the recursion over node ranges (len_0 = N, len_{t+1} = ceil(len_t / (k + 1)),
+// the first and largest subrange staying) hands each port the blocks of its subrange on the node
+// (when k > 1 and n > 1), then the k ports send them off the node at once (k flows); last the
+// k-ported scatter of the node's n blocks over its ranks, as in scatter/kported.cpp.
+double cost_scatter_k_lane(const CostInput& in, const MachineParams& m) {
+  const long long ports = std::max(1, in.lanes);
+  const auto n = static_cast<double>(in.ppn);
+  const auto b = static_cast<double>(in.bytes);
+  const bool handoff = ports > 1 && in.ppn > 1;
+  // The second subrange of a range of len, the largest one sent.
+  const auto sent = [ports](long long len) {
+    return static_cast<double>(len / (ports + 1) + (len % (ports + 1) > 1 ? 1 : 0));
+  };
+  double t = 0;
+  for (long long len = in.nodes; len > 1; len = (len + ports) / (ports + 1)) {
+    const double bytes = sent(len) * n * b;
+    if (handoff) t += shm_time(bytes, m);
+    t += rail_time(bytes, static_cast<double>(ports), in, m);
+  }
+  for (long long len = in.ppn; len > 1; len = (len + ports) / (ports + 1)) {
+    t += shm_time(sent(len) * b, m);
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -115,6 +116,24 @@ Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: round t splits ranges of len_t ranks (len_0 = p) into k + 1 subranges, keeps the first
+// and largest (len_{t+1} = ceil(len_t / (k + 1))) and sends the blocks of the others, k messages
+// at once; while a range spans more than a node (len_t > n) the round leaves the node, one local
+// root per node sending k flows.
+double cost_scatter_kported(const CostInput& in, const MachineParams& m) {
+  const long long ports = std::max(1, in.lanes);
+  const auto b = static_cast<double>(in.bytes);
+  double t = 0;
+  for (long long len = in.p(); len > 1; len = (len + ports) / (ports + 1)) {
+    // The second subrange, the largest one sent.
+    const long long sent = len / (ports + 1) + (len % (ports + 1) > 1 ? 1 : 0);
+    const double bytes = static_cast<double>(sent) * b;
+    t += in.nodes > 1 && len > in.ppn ? rail_time(bytes, static_cast<double>(ports), in, m)
+                                      : shm_time(bytes, m);
+  }
+  return t;
 }
 
 }  // namespace lanes::algos

@@ -16,10 +16,12 @@
 //
 // Applies: any p and any layout; best for small p or small blocks, where the root's p - 1
 // start-ups are cheaper than the log p rounds of a tree.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -52,6 +54,20 @@ Schedule build_scatter_linear(const Layout& layout, const CollArgs& args) {
   }
   s.finalize();
   return s;
+}
+
+// Cost: the root's sends start one after another: n - 1 on the node, and p - n off it, spread
+// over its k lanes (min(k, p - n) flows) that share its rails; the two kinds overlap.
+double cost_scatter_linear(const CostInput& in, const MachineParams& m) {
+  const auto b = static_cast<double>(in.bytes);
+  const double on = static_cast<double>(in.ppn - 1) * shm_time(b, m);
+  const long long remote = in.p() - in.ppn;
+  if (remote == 0) return on;
+  const auto flows =
+      static_cast<double>(std::min(static_cast<long long>(std::max(1, in.lanes)), remote));
+  const double off = static_cast<double>(remote - 1) * m.alpha_rail +
+                     rail_time(static_cast<double>(remote) * b / flows, flows, in, m);
+  return std::max(on, off);
 }
 
 }  // namespace lanes::algos

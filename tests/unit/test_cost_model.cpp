@@ -1,10 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <lanes/error.hpp>
+#include <string>
+#include <vector>
 
 #include "algos/cost_model.hpp"
+#include "algos/layout.hpp"
 #include "algos/registry.hpp"
+#include "algos/schedule.hpp"
 
 using namespace lanes::algos;
 
@@ -91,4 +97,223 @@ TEST(CostModel, MoreBytesNeverCheaper) {
     big.bytes = 1000000;
     EXPECT_LE(a.cost(small, m), a.cost(big, m)) << to_string(a.coll) << " " << a.name;
   }
+}
+
+namespace {
+
+// Default parameters with `rails` rails, and a shape using `lanes` lanes.
+MachineParams rails_machine(int rails) {
+  MachineParams m;
+  m.rails = rails;
+  return m;
+}
+
+CostInput shape(long long nodes, long long ppn, int lanes, std::size_t bytes) {
+  CostInput in;
+  in.nodes = nodes;
+  in.ppn = ppn;
+  in.lanes = lanes;
+  in.bytes = bytes;
+  return in;
+}
+
+double cost_of(Collective coll, const char* name, const CostInput& in, const MachineParams& m) {
+  const Algorithm* algo = find_algorithm(coll, name);
+  if (algo == nullptr || algo->cost == nullptr) {
+    ADD_FAILURE() << "no cost for " << to_string(coll) << " " << name;
+    return 0;
+  }
+  return algo->cost(in, m);
+}
+
+// Every message costs 1 and no byte costs anything: a cost then counts rounds.
+MachineParams alpha_only() {
+  MachineParams m;
+  m.alpha_shm = m.alpha_rail = 1;
+  m.beta_shm = m.beta_rail = 0;
+  return m;
+}
+
+}  // namespace
+
+TEST(CostModel, EveryAlgorithmHasACost) {
+  for (const Algorithm& a : all_algorithms()) {
+    EXPECT_NE(a.cost, nullptr) << to_string(a.coll) << " " << a.name;
+  }
+}
+
+TEST(CostModel, CostsArePositiveFiniteAndGrowWithBytes) {
+  const std::size_t sizes[] = {1, 1000, 1 << 20, 1 << 26};
+  for (long long nodes : {1LL, 2LL, 16LL, 10000LL}) {
+    for (long long ppn : {1LL, 2LL, 32LL}) {
+      for (int lanes : {1, 2}) {
+        const MachineParams m = rails_machine(2);
+        for (const Algorithm& a : all_algorithms()) {
+          double previous = 0;
+          for (std::size_t bytes : sizes) {
+            const CostInput in = shape(nodes, ppn, lanes, bytes);
+            const double t = a.cost(in, m);
+            const std::string what = std::string(to_string(a.coll)) + " " + std::string(a.name) +
+                                     " on " + std::to_string(nodes) + " x " + std::to_string(ppn) +
+                                     ", k " + std::to_string(lanes) + ", " + std::to_string(bytes) +
+                                     " bytes";
+            EXPECT_TRUE(std::isfinite(t)) << what;
+            if (in.p() > 1) {
+              EXPECT_GT(t, 0) << what;
+            } else {
+              EXPECT_GE(t, 0) << what;
+            }
+            EXPECT_GE(t, previous) << what;
+            previous = t;
+          }
+        }
+      }
+    }
+  }
+}
+
+// With alpha = 1 and beta = 0 a cost counts the rounds the algorithm's builder reports (the
+// linear algorithms excepted: their one round holds p - 1 start-ups at the root).
+TEST(CostModel, AlphaOnlyCostsCountTheScheduleRounds) {
+  const MachineParams m = alpha_only();
+  for (int nodes = 1; nodes <= 5; ++nodes) {
+    for (int ppn = 1; ppn <= 5; ++ppn) {
+      for (int lanes = 1; lanes <= 3; ++lanes) {
+        const Layout layout =
+            Layout::from_node_sizes(std::vector<int>(static_cast<std::size_t>(nodes), ppn), lanes);
+        const CostInput in = shape(nodes, ppn, lanes, 64);
+        for (const Algorithm& a : all_algorithms()) {
+          if (a.name == "linear") continue;
+          if (a.applicable != nullptr && !a.applicable(layout)) continue;
+          int rounds = 0;
+          for (int rank = 0; rank < layout.size; ++rank) {
+            CollArgs args;
+            args.coll = a.coll;
+            args.rank = rank;
+            args.bytes =
+                a.coll == Collective::bcast ? 64 * static_cast<std::size_t>(layout.size) : 64;
+            rounds = std::max(rounds, a.build(layout, args).rounds);
+          }
+          EXPECT_DOUBLE_EQ(a.cost(in, m), rounds)
+              << to_string(a.coll) << " " << a.name << " on " << layout.describe();
+        }
+      }
+    }
+  }
+}
+
+TEST(CostModel, KportedTakesCeilLogKPlusOneRounds) {
+  const MachineParams m = alpha_only();
+  for (long long nodes : {1LL, 2LL, 7LL, 16LL, 10000LL}) {
+    for (long long ppn : {1LL, 3LL, 32LL}) {
+      for (int k = 1; k <= 4; ++k) {
+        const CostInput in = shape(nodes, ppn, k, 1 << 20);
+        const int rounds = ceil_log(in.p(), k + 1);
+        EXPECT_DOUBLE_EQ(cost_of(Collective::bcast, "kported", in, m), rounds);
+        EXPECT_DOUBLE_EQ(cost_of(Collective::scatter, "kported", in, m), rounds);
+      }
+    }
+  }
+  // Fewer rounds than binomial with two ports: 10000 x 32 ranks in 12 rounds instead of 19.
+  const CostInput in = shape(10000, 32, 2, 1 << 20);
+  EXPECT_DOUBLE_EQ(cost_of(Collective::bcast, "kported", in, m), 12);
+  EXPECT_DOUBLE_EQ(cost_of(Collective::bcast, "binomial", in, m), 19);
+}
+
+// Large messages on several nodes with k >= 2 rails and n >= k: full-lane moves a 1/n share per
+// rank between nodes with all n ranks driving the rails, binomial the whole message per round.
+TEST(CostModel, FullLaneBeatsBinomialForLargeMessages) {
+  for (int k : {2, 4}) {
+    const MachineParams m = rails_machine(k);
+    for (long long nodes : {2LL, 4LL, 16LL, 10000LL}) {
+      for (long long ppn : {2LL, 8LL, 32LL}) {
+        if (ppn < k) continue;
+        const CostInput bcast = shape(nodes, ppn, k, 16 << 20);
+        EXPECT_LT(cost_of(Collective::bcast, "full-lane", bcast, m),
+                  cost_of(Collective::bcast, "binomial", bcast, m))
+            << nodes << " x " << ppn << ", k " << k;
+        const CostInput scatter = shape(nodes, ppn, k, 1 << 20);
+        EXPECT_LT(cost_of(Collective::scatter, "full-lane", scatter, m),
+                  cost_of(Collective::scatter, "binomial", scatter, m))
+            << nodes << " x " << ppn << ", k " << k;
+      }
+    }
+  }
+  // N = 16, n = 8, k = 2, rails 2, 16 MiB bcast: full-lane also beats the other trees that send
+  // the whole message every round.
+  const CostInput in = shape(16, 8, 2, 16 << 20);
+  const MachineParams m = rails_machine(2);
+  for (const char* name : {"binomial", "kported", "hierarchical", "k-lane"}) {
+    EXPECT_LT(cost_of(Collective::bcast, "full-lane", in, m),
+              cost_of(Collective::bcast, name, in, m))
+        << name;
+  }
+}
+
+TEST(CostModel, BandwidthSavingNeverCostsMore) {
+  for (long long nodes : {1LL, 2LL, 3LL, 16LL, 10000LL}) {
+    for (long long ppn : {1LL, 2LL, 3LL, 6LL, 8LL, 32LL}) {
+      for (int k : {1, 2}) {
+        for (int rails : {1, 2}) {
+          for (std::size_t bytes : {std::size_t{1}, std::size_t{1} << 10, std::size_t{1} << 24}) {
+            const CostInput in = shape(nodes, ppn, k, bytes);
+            const MachineParams m = rails_machine(rails);
+            EXPECT_LE(cost_of(Collective::bcast, "scatter-ring-bwsave", in, m),
+                      cost_of(Collective::bcast, "scatter-ring", in, m))
+                << nodes << " x " << ppn << ", k " << k << ", rails " << rails << ", " << bytes;
+          }
+        }
+      }
+    }
+  }
+  // Saves when a node's first rank holds several blocks from the scatter: N = 16, n = 8, 16 MiB.
+  const CostInput in = shape(16, 8, 2, 16 << 20);
+  EXPECT_LT(cost_of(Collective::bcast, "scatter-ring-bwsave", in, rails_machine(2)),
+            cost_of(Collective::bcast, "scatter-ring", in, rails_machine(2)));
+}
+
+// Small messages (1 KiB): a tree that sends the whole message a few times beats scattering p
+// blocks and gathering them again.
+TEST(CostModel, SmallBcastFavoursTrees) {
+  for (long long nodes : {1LL, 2LL, 16LL, 10000LL}) {
+    for (long long ppn : {1LL, 2LL, 8LL, 32LL}) {
+      for (int k : {1, 2}) {
+        const CostInput in = shape(nodes, ppn, k, 1024);
+        if (in.p() == 1) continue;
+        const MachineParams m = rails_machine(2);
+        const double tree = std::min(cost_of(Collective::bcast, "binomial", in, m),
+                                     cost_of(Collective::bcast, "kported", in, m));
+        for (const char* name : {"scatter-allgather", "scatter-ring", "scatter-ring-bwsave"}) {
+          EXPECT_LT(tree, cost_of(Collective::bcast, name, in, m))
+              << name << " on " << nodes << " x " << ppn << ", k " << k;
+        }
+      }
+    }
+  }
+  // N = 16, n = 8, k = 2, rails 2: binomial and kported each cheaper than scatter-ring.
+  const CostInput in = shape(16, 8, 2, 1024);
+  const MachineParams m = rails_machine(2);
+  EXPECT_LT(cost_of(Collective::bcast, "binomial", in, m),
+            cost_of(Collective::bcast, "scatter-ring", in, m));
+  EXPECT_LT(cost_of(Collective::bcast, "kported", in, m),
+            cost_of(Collective::bcast, "binomial", in, m));
+}
+
+TEST(CostModel, PredictsEveryBcastAtTenThousandNodes) {
+  CostInput in = shape(10000, 32, 2, 1 << 20);
+  const MachineParams m = rails_machine(2);
+  const auto ranking = predict(Collective::bcast, in, m);
+  EXPECT_EQ(ranking.size(), algorithms_for(Collective::bcast).size());
+  EXPECT_EQ(ranking.size(), 8u);
+  for (const Algorithm* a : algorithms_for(Collective::bcast)) {
+    EXPECT_TRUE(std::any_of(ranking.begin(), ranking.end(), [&](const Prediction& p) {
+      return p.algorithm == a->name;
+    })) << a->name;
+  }
+  for (const auto& p : ranking) EXPECT_TRUE(std::isfinite(p.seconds) && p.seconds > 0);
+  // Irregular layouts leave out full-lane, which needs every node to hold n ranks.
+  in.regular = false;
+  const auto irregular = predict(Collective::bcast, in, m);
+  EXPECT_EQ(irregular.size(), 7u);
+  for (const auto& p : irregular) EXPECT_NE(p.algorithm, "full-lane");
 }
