@@ -1,6 +1,7 @@
 // Small helpers every algorithm uses.
 #pragma once
 
+#include <algorithm>
 #include <string_view>
 
 #include "algos/layout.hpp"
@@ -10,6 +11,19 @@ namespace lanes::algos {
 
 int ceil_log2(int p);   // smallest r with 2^r >= p (0 for p <= 1)
 int floor_log2(int x);  // largest r with 2^r <= x, for x >= 1
+
+// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first: the divide step
+// of the k-ported algorithms (parts = k + 1).
+struct RangeSplit {
+  int lo, len, parts;
+  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
+  int part_of(int x) const {
+    const int big = len / parts + 1;
+    const int in_big = (len % parts) * big;
+    const int o = x - lo;
+    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
+  }
+};
 
 // For Algorithm::applicable: every node holds the same number of ranks.
 bool regular_layout(const Layout& layout);

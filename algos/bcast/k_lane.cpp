@@ -42,25 +42,6 @@ namespace lanes::algos {
 
 namespace {
 
-// Smallest t with base^t >= p.
-int ceil_log_base(int base, int p) {
-  int t = 0;
-  for (long long x = 1; x < p; x *= base) ++t;
-  return t;
-}
-
-// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first.
-struct Split {
-  int lo, len, parts;
-  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
-  int part_of(int x) const {
-    const int big = len / parts + 1;
-    const int in_big = (len % parts) * big;
-    const int o = x - lo;
-    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
-  }
-};
-
 struct NodeSend {
   int step, port, to_node;
 };
@@ -80,7 +61,7 @@ NodeRole node_role(int num_nodes, int ports, int root_node, int node) {
   int hi = num_nodes;
   int root = root_node;
   for (int step = 0; hi - lo > 1; ++step) {
-    const Split split{lo, hi - lo, std::min(ports + 1, hi - lo)};
+    const RangeSplit split{lo, hi - lo, std::min(ports + 1, hi - lo)};
     const int root_part = split.part_of(root);
     const int my_part = split.part_of(node);
     int port = 0;
@@ -114,7 +95,7 @@ Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
   }
   const int ports = std::min(layout.num_lanes, smallest);
   const int spread_rounds = ceil_log2(ports);
-  const int steps = ceil_log_base(ports + 1, num_nodes);
+  const int steps = ceil_log(num_nodes, ports + 1);
   const int final_base = spread_rounds + steps * (1 + spread_rounds);
   s.rounds = final_base + ceil_log2((largest + ports - 1) / ports);
   s.ports = 1;

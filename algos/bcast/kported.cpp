@@ -26,28 +26,7 @@
 
 namespace lanes::algos {
 
-namespace {
-
-// Smallest t with base^t >= p.
-int ceil_log_base(int base, int p) {
-  int t = 0;
-  for (long long x = 1; x < p; x *= base) ++t;
-  return t;
-}
-
-// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first.
-struct Split {
-  int lo, len, parts;
-  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
-  int part_of(int x) const {
-    const int big = len / parts + 1;
-    const int in_big = (len % parts) * big;
-    const int o = x - lo;
-    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
-  }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 Schedule build_bcast_kported(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "kported", true);
@@ -55,7 +34,7 @@ Schedule build_bcast_kported(const Layout& layout, const CollArgs& args) {
   const int k = layout.num_lanes;
   Schedule s;
   if (p == 1 || args.bytes == 0) return s;
-  s.rounds = ceil_log_base(k + 1, p);
+  s.rounds = ceil_log(p, k + 1);
   s.ports = k;
   const int me = args.rank;
   const Region data{Buffer::recv, 0, args.bytes};
@@ -66,7 +45,7 @@ Schedule build_bcast_kported(const Layout& layout, const CollArgs& args) {
   int hi = p;
   int root = args.root;
   for (int round = 0; hi - lo > 1; ++round) {
-    const Split split{lo, hi - lo, std::min(k + 1, hi - lo)};
+    const RangeSplit split{lo, hi - lo, std::min(k + 1, hi - lo)};
     const int root_part = split.part_of(root);
     const int my_part = split.part_of(me);
     int port = 0;

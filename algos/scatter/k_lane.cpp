@@ -45,25 +45,6 @@ namespace lanes::algos {
 
 namespace {
 
-// Smallest t with base^t >= p.
-int ceil_log(int base, int p) {
-  int t = 0;
-  for (long long x = 1; x < p; x *= base) ++t;
-  return t;
-}
-
-// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first.
-struct Split {
-  int lo, len, parts;
-  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
-  int part_of(int x) const {
-    const int big = len / parts + 1;
-    const int in_big = (len % parts) * big;
-    const int o = x - lo;
-    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
-  }
-};
-
 // One send of a node at one level of the node-level recursion: port `port` sends the blocks of
 // nodes [lo, hi) to A of node lo.
 struct Target {
@@ -101,10 +82,10 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
     start[m + 1] = start[m] + size;
     n_max = std::max(n_max, size);
   }
-  const int levels = ceil_log(k + 1, num_nodes);
+  const int levels = ceil_log(num_nodes, k + 1);
   const int h = k > 1 && n_max > 1 ? 1 : 0;
   const int base2 = levels * (1 + h);  // first round of phase 2
-  s.rounds = base2 + ceil_log(k + 1, n_max);
+  s.rounds = base2 + ceil_log(n_max, k + 1);
   s.ports = k;
 
   const int root_node = layout.node_of[args.root];
@@ -133,7 +114,7 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
     int hi = num_nodes;
     int root = root_node;
     for (int level = 0; hi - lo > 1; ++level) {
-      const Split split{lo, hi - lo, std::min(k + 1, hi - lo)};
+      const RangeSplit split{lo, hi - lo, std::min(k + 1, hi - lo)};
       const int root_part = split.part_of(root);
       const int my_part = split.part_of(node);
       int port = 0;
@@ -262,7 +243,7 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
   int local_lo = held_lo - start[node];
   std::vector<OpId> local_have = have;
   for (int round = base2; hi - lo > 1; ++round) {
-    const Split split{lo, hi - lo, std::min(k + 1, hi - lo)};
+    const RangeSplit split{lo, hi - lo, std::min(k + 1, hi - lo)};
     const int root_part = split.part_of(root);
     const int my_part = split.part_of(mine);
     int port = 0;

@@ -31,28 +31,7 @@
 
 namespace lanes::algos {
 
-namespace {
-
-// Smallest t with base^t >= p.
-int ceil_log(int base, int p) {
-  int t = 0;
-  for (long long x = 1; x < p; x *= base) ++t;
-  return t;
-}
-
-// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first.
-struct Split {
-  int lo, len, parts;
-  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
-  int part_of(int x) const {
-    const int big = len / parts + 1;
-    const int in_big = (len % parts) * big;
-    const int o = x - lo;
-    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
-  }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "kported", true);
@@ -69,7 +48,7 @@ Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
     s.finalize();
     return s;
   }
-  s.rounds = ceil_log(k + 1, p);
+  s.rounds = ceil_log(p, k + 1);
   s.ports = k;
 
   // Where this rank holds the blocks of its range once it is a local root: the root in its send
@@ -83,7 +62,7 @@ Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
   int hi = p;
   int root = args.root;
   for (int round = 0; hi - lo > 1; ++round) {
-    const Split split{lo, hi - lo, std::min(k + 1, hi - lo)};
+    const RangeSplit split{lo, hi - lo, std::min(k + 1, hi - lo)};
     const int root_part = split.part_of(root);
     const int my_part = split.part_of(me);
     int port = 0;
