@@ -30,28 +30,12 @@
 #include <optional>
 #include <vector>
 
+#include "algos/bcast/message_blocks.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
-
-namespace {
-
-// Offset of block i of `bytes` cut into q blocks (the first bytes mod q blocks are one larger).
-std::size_t block_offset(std::size_t bytes, int q, int i) {
-  const auto n = static_cast<std::size_t>(q);
-  const auto u = static_cast<std::size_t>(i);
-  return u * (bytes / n) + std::min(u, bytes % n);
-}
-
-// Blocks [first, last) of the receive buffer.
-Region blocks(std::size_t bytes, int q, int first, int last) {
-  const std::size_t begin = block_offset(bytes, q, first);
-  return {Buffer::recv, begin, block_offset(bytes, q, last) - begin};
-}
-
-}  // namespace
 
 Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "full-lane", true);

@@ -23,28 +23,12 @@
 #include <optional>
 #include <vector>
 
+#include "algos/bcast/message_blocks.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
-
-namespace {
-
-// Offset of block i of `bytes` cut into q blocks (the first bytes mod q blocks are one larger).
-std::size_t block_offset(std::size_t bytes, int q, int i) {
-  const auto n = static_cast<std::size_t>(q);
-  const auto u = static_cast<std::size_t>(i);
-  return u * (bytes / n) + std::min(u, bytes % n);
-}
-
-// Blocks [first, last) of the receive buffer.
-Region blocks(std::size_t bytes, int q, int first, int last) {
-  const std::size_t begin = block_offset(bytes, q, first);
-  return {Buffer::recv, begin, block_offset(bytes, q, last) - begin};
-}
-
-}  // namespace
 
 Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "scatter-ring", true);
@@ -117,23 +101,6 @@ Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args) {
   s.finalize();
   return s;
 }
-
-namespace {
-
-// Binomial scatter of p blocks of `block` bytes: the root's child 2^j ranks away gets
-// min(2^j, p - 2^j) blocks; partners n or more ranks apart are on different nodes, and in those
-// rounds one rank per node sends (one flow).
-double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m) {
-  const long long p = in.p();
-  double t = 0;
-  for (long long dist = 1; dist < p; dist *= 2) {
-    const double bytes = static_cast<double>(std::min(dist, p - dist)) * block;
-    t += in.nodes > 1 && dist >= in.ppn ? rail_time(bytes, 1.0, in, m) : shm_time(bytes, m);
-  }
-  return t;
-}
-
-}  // namespace
 
 // Cost: the scatter of p blocks of c / p bytes, then p - 1 ring steps of one block; with ranks
 // numbered node by node one ring edge per node leaves it (one flow), and a step lasts as long as
