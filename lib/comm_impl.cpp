@@ -103,6 +103,10 @@ void CommImpl::release() noexcept {
 // rank: same layout, same parameters (rank 0's calibration, shared at start-up).
 std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const algos::Layout& layout,
                                    const char* fallback) const {
+  // Calls repeat with the same shape: ask the model once per shape.
+  const auto key = std::make_tuple(static_cast<int>(coll), bytes, layout.num_lanes);
+  if (auto it = model_choices_.find(key); it != model_choices_.end()) return it->second;
+  if (model_choices_.size() >= 1024) model_choices_.clear();
   algos::CostInput in;
   in.nodes = layout.num_nodes();
   for (const auto& ranks : layout.node_ranks) {
@@ -120,8 +124,7 @@ std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const alg
       break;
     }
   }
-  if (runtime_->config().info > 0 && rank_ == 0 &&
-      reported_.emplace(static_cast<int>(coll), bytes, layout.num_lanes).second) {
+  if (runtime_->config().info > 0 && rank_ == 0) {
     std::string text;
     for (const auto& c : ranking) {
       char buf[96];
@@ -132,6 +135,7 @@ std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const alg
                  algos::to_string(coll), bytes, layout.describe().c_str(), text.c_str(),
                  chosen.c_str());
   }
+  model_choices_.emplace(key, chosen);
   return chosen;
 }
 

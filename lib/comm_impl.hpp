@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -122,7 +121,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   using CacheKey = std::tuple<int, int, std::size_t, std::string, int>;
   std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
   std::string broken_;
-  mutable std::set<std::tuple<int, std::size_t, int>> reported_;  // LANES_INFO model lines shown
+  mutable std::map<std::tuple<int, std::size_t, int>, std::string> model_choices_;
 };
 
 }  // namespace lanes::detail
