@@ -12,6 +12,7 @@ rc=$?
 echo "$out" | grep -E 'kill_check|FAIL'
 survivors=$(echo "$out" | grep -c "after the kill")
 if [ "$survivors" -ne $((np - 1)) ]; then
+  echo "$out"
   echo "FAIL: $survivors of $((np - 1)) survivors reported an error"
   exit 1
 fi
