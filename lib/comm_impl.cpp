@@ -423,6 +423,23 @@ void CommImpl::run(const Call& call) {
 }
 
 // ---------------------------------------------------------------------------------------------
+std::shared_ptr<CommImpl> CommImpl::member_comm(const std::vector<int>& members, int new_rank,
+                                                std::uint32_t id, int& leader_new_rank) {
+  std::vector<int> labels, world;
+  for (const int m : members) {
+    labels.push_back(layout_.node_of[static_cast<std::size_t>(m)]);
+    world.push_back(world_rank_of_[static_cast<std::size_t>(m)]);
+  }
+  algos::Layout sub = algos::Layout::from_node_labels(labels, layout_.num_lanes);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    sub.lane_of[i] = layout_.lane_of[static_cast<std::size_t>(members[i])];  // same rail as before
+  }
+  leader_new_rank =
+      sub.node_ranks[static_cast<std::size_t>(sub.node_of[static_cast<std::size_t>(new_rank)])]
+          .front();
+  return std::make_shared<CommImpl>(runtime_, std::move(sub), new_rank, std::move(world), id);
+}
+
 std::shared_ptr<CommImpl> CommImpl::split(int color, int key) {
   check_usable();
   struct Entry {
@@ -447,24 +464,11 @@ std::shared_ptr<CommImpl> CommImpl::split(int color, int key) {
     std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
       return all[static_cast<std::size_t>(a)].key < all[static_cast<std::size_t>(b)].key;
     });
-    std::vector<int> labels, world;
-    int new_rank = 0;
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      const auto m = static_cast<std::size_t>(members[i]);
-      labels.push_back(layout_.node_of[m]);
-      world.push_back(world_rank_of_[m]);
-      if (members[i] == rank_) new_rank = static_cast<int>(i);
-    }
-    algos::Layout sub = algos::Layout::from_node_labels(labels, layout_.num_lanes);
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      sub.lane_of[i] =
-          layout_.lane_of[static_cast<std::size_t>(members[i])];  // same rail as before
-    }
-    const int leader_new =
-        sub.node_ranks[static_cast<std::size_t>(sub.node_of[static_cast<std::size_t>(new_rank)])]
-            .front();
+    const int new_rank =
+        static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
+    int leader_new = 0;
+    comm = member_comm(members, new_rank, id, leader_new);
     leader_parent_rank = members[static_cast<std::size_t>(leader_new)];
-    comm = std::make_shared<CommImpl>(runtime_, std::move(sub), new_rank, std::move(world), id);
   }
   // Every member of this communicator takes part in the same exchange rounds.
   const ExchangeFn over_parent = [this](const void* m, void* a, std::size_t b) {
@@ -477,6 +481,40 @@ std::shared_ptr<CommImpl> CommImpl::split(int color, int key) {
     CommImpl none(runtime_, algos::Layout::blocks(1, 1, 1), 0, {world_rank_of_[0]}, id);
     none.open_node_channels(over_parent, size(), 0, false, false);
   }
+  return comm;
+}
+
+std::shared_ptr<CommImpl> CommImpl::group(std::span<const int> ranks, const ExchangeFn& exchange) {
+  check_usable();
+  std::vector<int> members(ranks.begin(), ranks.end());
+  std::vector<char> seen(static_cast<std::size_t>(size()), 0);
+  int new_rank = -1;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const int r = members[i];
+    if (r < 0 || r >= size() || seen[static_cast<std::size_t>(r)] != 0) {
+      throw Error(Errc::invalid_argument,
+                  "group(): rank " + std::to_string(r) + " is " +
+                      (r < 0 || r >= size() ? "not a rank of a communicator of " +
+                                                  std::to_string(size()) + " processes"
+                                            : "listed twice"));
+    }
+    seen[static_cast<std::size_t>(r)] = 1;
+    if (r == rank_) new_rank = static_cast<int>(i);
+  }
+  if (new_rank < 0) {
+    throw Error(Errc::invalid_argument, "group(): the calling process (rank " +
+                                            std::to_string(rank_) + ") is not among the ranks");
+  }
+  // An id no member uses yet: each member's next id exceeds every id it holds.
+  const std::uint32_t mine = runtime_->next_comm_id();
+  std::vector<std::uint32_t> ids(members.size());
+  exchange(&mine, ids.data(), sizeof mine);
+  const std::uint32_t id = *std::max_element(ids.begin(), ids.end());
+  runtime_->claim_comm_id(id);
+  int leader_new = 0;
+  std::shared_ptr<CommImpl> comm = member_comm(members, new_rank, id, leader_new);
+  comm->open_node_channels(exchange, static_cast<int>(members.size()), leader_new, cma(), false);
+  runtime_->track(comm);
   return comm;
 }
 

@@ -58,6 +58,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void exchange(const void* mine, void* all, std::size_t bytes);
 
   std::shared_ptr<CommImpl> split(int color, int key);
+  // Collective over the listed ranks only; `exchange` allgathers over exactly them, in order.
+  std::shared_ptr<CommImpl> group(std::span<const int> ranks, const ExchangeFn& exchange);
 
   // After a failure the message numbering may be out of step with peers: refuse further use.
   void mark_broken(const std::string& why);
@@ -91,6 +93,11 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void run(const Call& call);
 
  private:
+  // A communicator of `members` (ranks of this one, in their new order) without its channels;
+  // sets the new rank of this process's node leader.
+  std::shared_ptr<CommImpl> member_comm(const std::vector<int>& members, int new_rank,
+                                        std::uint32_t id, int& leader_new_rank);
+
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
                                                        std::size_t bytes,
                                                        const std::string& algorithm, int lanes);

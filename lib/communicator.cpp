@@ -49,6 +49,10 @@ Communicator Communicator::split(int color, int key) const {
   return Communicator(usable(impl_).split(color, key));
 }
 
+Communicator Communicator::group(std::span<const int> ranks, const Exchange& exchange) const {
+  return Communicator(usable(impl_).group(ranks, exchange));
+}
+
 // Blocking --------------------------------------------------------------------------------------
 void Communicator::bcast_bytes(std::span<std::byte> data, int root, const CallOptions& o) {
   usable(impl_).run(make(Collective::bcast, root, {}, data, o));

@@ -98,8 +98,9 @@ TEST(Config, TableListsEveryVariableOnce) {
   for (const char* name :
        {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_PROGRESS", "LANES_UCX_TLS",
         "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT", "LANES_INFO", "LANES_BCAST_ALGORITHM",
-        "LANES_SCATTER_ALGORITHM", "LANES_ALLTOALL_ALGORITHM"}) {
+        "LANES_SCATTER_ALGORITHM", "LANES_ALLTOALL_ALGORITHM", "LANES_MPI_COLLS",
+        "LANES_MPI_STATS"}) {
     EXPECT_EQ(seen[name], 1) << name;
   }
-  EXPECT_EQ(seen.size(), 16u);
+  EXPECT_EQ(seen.size(), 18u);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <ranges>
 #include <span>
@@ -44,6 +45,14 @@ class Communicator {
   // communicator, ordered by key (ties by rank); a negative color gives a null communicator.
   // Shares this process's rails, workers and endpoints: costs an exchange, not new UCX contexts.
   Communicator split(int color, int key) const;
+
+  // Collective over the processes `ranks` lists (ranks of this communicator, in the new
+  // communicator's order, the calling process among them) and only them: `exchange` must
+  // allgather over exactly those processes in that order, leaving process i's `bytes` bytes at
+  // all + i * bytes. For frameworks that form groups without the other processes (as
+  // MPI_Comm_create_group does). Shares the rails, like split().
+  using Exchange = std::function<void(const void* mine, void* all, std::size_t bytes)>;
+  Communicator group(std::span<const int> ranks, const Exchange& exchange) const;
 
   // Byte versions. bcast: `data` on every rank, the root's is sent. scatter: `send` holds
   // size() blocks of recv.size() bytes at the root and is ignored (may be empty) elsewhere.

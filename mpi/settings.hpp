@@ -1,0 +1,26 @@
+// What liblanes_mpi serves (LANES_MPI_COLLS) and whether it reports (LANES_MPI_STATS).
+#pragma once
+
+#include <array>
+#include <string>
+
+namespace lanes::mpi_interpose {
+
+enum class Coll { bcast, scatter, alltoall, allgather, gather };
+inline constexpr std::array<const char*, 5> kCollNames = {"bcast", "scatter", "alltoall",
+                                                          "allgather", "gather"};
+
+struct Settings {
+  std::array<bool, kCollNames.size()> enabled{};
+  bool stats = false;
+  std::string error;  // non-empty: a variable could not be parsed (all calls go to MPI)
+
+  bool serves(Coll c) const { return enabled[static_cast<std::size_t>(c)]; }
+  bool serves_any() const;
+};
+
+// Reads LANES_MPI_COLLS ("all" by default, "none", or a comma-separated list of names) and
+// LANES_MPI_STATS (0 or 1).
+Settings read_settings();
+
+}  // namespace lanes::mpi_interpose

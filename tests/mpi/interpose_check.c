@@ -1,0 +1,326 @@
+/* An ordinary MPI program (it knows nothing of lanes) that checks MPI_Bcast, MPI_Scatter,
+ * MPI_Gather, MPI_Alltoall and MPI_Allgather on several communicators (world, split halves,
+ * reversed order, a dup), with every root, counts from 0 to large, MPI_IN_PLACE, a contiguous
+ * derived datatype and a strided one, and ranks that describe the same data with different
+ * datatypes. Every expected value is computed here, never asked of MPI. Also creates and frees
+ * hundreds of short-lived communicators, and makes calls on an inter-communicator.
+ *
+ * Prints on rank 0: "expect: bcast=N scatter=N alltoall=N allgather=N gather=N inter=N" (calls
+ * summed over ranks; inter: calls on inter-communicators) and "checksum: X" over every result,
+ * so that runs with and without liblanes_mpi can be compared. Exits 1 on any wrong value.
+ *
+ *   interpose_check [--large N] (ints in the large bcast; default 1048576) */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BCAST, SCATTER, ALLTOALL, ALLGATHER, GATHER, INTER, NCOUNTS };
+static long long calls[NCOUNTS];
+static uint64_t checksum = 1469598103934665603ull;
+static long errors;
+static const char* where = "";
+
+/* The value element i of the data that `owner` contributes to call `tag` holds. */
+static int value(int tag, int owner, long i) {
+  return (int)((tag * 7919L + owner * 104729L + i * 31L) % 2147483647L) ^ 0x5a5a;
+}
+
+static void expect(int got, int want, long i) {
+  checksum = (checksum ^ (uint32_t)got) * 1099511628211ull;
+  if (got != want && errors++ < 10) {
+    int r;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    fprintf(stderr, "rank %d: %s: element %ld is %d, expected %d\n", r, where, i, got, want);
+  }
+}
+
+/* Datatypes: plain MPI_INT; a contiguous derived type of 3 ints; a strided "int" whose extent
+ * is two ints (element i at buf[2 * i]). `scale` ints of data per element, `stride` ints of
+ * buffer per element. */
+typedef struct {
+  const char* name;
+  MPI_Datatype type;
+  int scale;  /* ints of data per element */
+  int stride; /* ints of buffer between consecutive data ints */
+} Kind;
+
+static Kind kinds[3];
+
+static void make_kinds(void) {
+  kinds[0] = (Kind){"int", MPI_INT, 1, 1};
+  MPI_Type_contiguous(3, MPI_INT, &kinds[1].type);
+  MPI_Type_commit(&kinds[1].type);
+  kinds[1].name = "contiguous3";
+  kinds[1].scale = 3;
+  kinds[1].stride = 1;
+  MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &kinds[2].type);
+  MPI_Type_commit(&kinds[2].type);
+  kinds[2].name = "strided";
+  kinds[2].scale = 1;
+  kinds[2].stride = 2;
+}
+
+/* A buffer of n data ints laid out for kind k (holes filled with a marker). */
+static int* alloc_ints(long n, const Kind* k) {
+  long len = n * k->stride + 1;
+  int* b = malloc((size_t)len * sizeof(int));
+  for (long i = 0; i < len; ++i) b[i] = -7;
+  return b;
+}
+#define AT(buf, k, i) (buf)[(long)(i) * (k)->stride]
+
+static void check_holes(const int* b, long n, const Kind* k) {
+  for (long i = 0; i < n * k->stride; ++i) {
+    if (k->stride > 1 && i % k->stride != 0) expect(b[i], -7, i);
+  }
+}
+
+static int tag_counter;
+
+static void test_bcast(MPI_Comm comm, const Kind* k, long count, int root) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  const long n = count * k->scale;
+  const int tag = ++tag_counter;
+  int* b = alloc_ints(n, k);
+  if (rank == root) {
+    for (long i = 0; i < n; ++i) AT(b, k, i) = value(tag, root, i);
+  }
+  where = "MPI_Bcast";
+  MPI_Bcast(b, (int)count, k->type, root, comm);
+  ++calls[BCAST];
+  for (long i = 0; i < n; ++i) expect(AT(b, k, i), value(tag, root, i), i);
+  check_holes(b, n, k);
+  free(b);
+}
+
+/* send kind ks at the root, receive kind kr everywhere (the same data in other layouts). */
+static void test_scatter(MPI_Comm comm, const Kind* ks, const Kind* kr, long count, int root,
+                         int in_place) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const long n = count * kr->scale; /* ints per block */
+  const long scount = n / ks->scale;
+  const int tag = ++tag_counter;
+  int* send = NULL;
+  if (rank == root) {
+    send = alloc_ints(n * size, ks);
+    for (long i = 0; i < n * size; ++i)
+      AT(send, ks, i) = value(tag, (int)(i / (n ? n : 1)), i % (n ? n : 1));
+  }
+  int* recv = alloc_ints(n, kr);
+  where = "MPI_Scatter";
+  if (rank == root && in_place) {
+    MPI_Scatter(send, (int)scount, ks->type, MPI_IN_PLACE, (int)count, kr->type, root, comm);
+    for (long i = 0; i < n * size; ++i) expect(AT(send, ks, i), value(tag, (int)(i / n), i % n), i);
+  } else {
+    MPI_Scatter(send, (int)scount, ks->type, recv, (int)count, kr->type, root, comm);
+    for (long i = 0; i < n; ++i) expect(AT(recv, kr, i), value(tag, rank, i), i);
+    check_holes(recv, n, kr);
+  }
+  ++calls[SCATTER];
+  free(send);
+  free(recv);
+}
+
+static void test_gather(MPI_Comm comm, const Kind* ks, const Kind* kr, long count, int root,
+                        int in_place) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const long n = count * ks->scale;
+  const long rcount = n / kr->scale;
+  const int tag = ++tag_counter;
+  int* send = alloc_ints(n, ks);
+  for (long i = 0; i < n; ++i) AT(send, ks, i) = value(tag, rank, i);
+  int* recv = NULL;
+  if (rank == root) recv = alloc_ints(n * size, kr);
+  where = "MPI_Gather";
+  if (rank == root && in_place) {
+    for (long i = 0; i < n; ++i) AT(recv, kr, root * n + i) = value(tag, root, i);
+    MPI_Gather(MPI_IN_PLACE, (int)count, ks->type, recv, (int)rcount, kr->type, root, comm);
+  } else {
+    MPI_Gather(send, (int)count, ks->type, recv, (int)rcount, kr->type, root, comm);
+  }
+  ++calls[GATHER];
+  if (rank == root) {
+    for (long i = 0; i < n * size; ++i) expect(AT(recv, kr, i), value(tag, (int)(i / n), i % n), i);
+    check_holes(recv, n * size, kr);
+  }
+  free(send);
+  free(recv);
+}
+
+static void test_alltoall(MPI_Comm comm, const Kind* k, long count, int in_place) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const long n = count * k->scale; /* ints per block */
+  const int tag = ++tag_counter;
+  /* Block d of rank s holds value(tag, s, d * n + i). */
+  int* send = alloc_ints(n * size, k);
+  int* recv = alloc_ints(n * size, k);
+  int* src = in_place ? recv : send;
+  for (long d = 0; d < size; ++d) {
+    for (long i = 0; i < n; ++i) AT(src, k, d * n + i) = value(tag, rank, d * n + i);
+  }
+  where = "MPI_Alltoall";
+  MPI_Alltoall(in_place ? MPI_IN_PLACE : send, (int)count, k->type, recv, (int)count, k->type,
+               comm);
+  ++calls[ALLTOALL];
+  for (long s = 0; s < size; ++s) {
+    for (long i = 0; i < n; ++i)
+      expect(AT(recv, k, s * n + i), value(tag, (int)s, rank * n + i), i);
+  }
+  check_holes(recv, n * size, k);
+  free(send);
+  free(recv);
+}
+
+static void test_allgather(MPI_Comm comm, const Kind* k, long count, int in_place) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const long n = count * k->scale;
+  const int tag = ++tag_counter;
+  int* send = alloc_ints(n, k);
+  int* recv = alloc_ints(n * size, k);
+  for (long i = 0; i < n; ++i) {
+    AT(send, k, i) = value(tag, rank, i);
+    if (in_place) AT(recv, k, rank * n + i) = value(tag, rank, i);
+  }
+  where = "MPI_Allgather";
+  MPI_Allgather(in_place ? MPI_IN_PLACE : send, (int)count, k->type, recv, (int)count, k->type,
+                comm);
+  ++calls[ALLGATHER];
+  for (long i = 0; i < n * size; ++i) expect(AT(recv, k, i), value(tag, (int)(i / n), i % n), i);
+  check_holes(recv, n * size, k);
+  free(send);
+  free(recv);
+}
+
+static void sweep(MPI_Comm comm, long large, int phase) {
+  int size;
+  tag_counter = phase * 100000; /* the same on every rank of comm, whatever came before */
+  MPI_Comm_size(comm, &size);
+  const long counts[] = {0, 1, 5, 1000};
+  for (int c = 0; c < 4; ++c) {
+    for (int kk = 0; kk < 3; ++kk) {
+      const Kind* k = &kinds[kk];
+      for (int root = 0; root < size; ++root) {
+        test_bcast(comm, k, counts[c], root);
+        test_scatter(comm, k, k, counts[c], root, root % 2);
+        test_gather(comm, k, k, counts[c], root, root % 2);
+      }
+      test_alltoall(comm, k, counts[c], 0);
+      test_alltoall(comm, k, counts[c], 1);
+      test_allgather(comm, k, counts[c], 0);
+      test_allgather(comm, k, counts[c], 1);
+    }
+    /* The root describes its blocks with the strided type, the others with plain ints. */
+    for (int root = 0; root < size; ++root) {
+      test_scatter(comm, &kinds[2], &kinds[0], counts[c], root, 0);
+      test_gather(comm, &kinds[0], &kinds[2], counts[c], root, 0);
+    }
+  }
+  test_bcast(comm, &kinds[0], large, size - 1);
+  test_bcast(comm, &kinds[2], large / 4, 0);
+  test_scatter(comm, &kinds[0], &kinds[0], large / size, 0, 0);
+  test_alltoall(comm, &kinds[0], large / (4 * size), 0);
+  test_allgather(comm, &kinds[0], large / (4 * size), 0);
+  test_gather(comm, &kinds[0], &kinds[0], large / (4 * size), 0, 0);
+}
+
+static long mapped_segments(void) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  long n = 0;
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f)) {
+    if (strstr(line, "/lanes-")) ++n;
+  }
+  fclose(f);
+  return n;
+}
+
+int main(int argc, char** argv) {
+  long large = 1L << 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--large") == 0) large = atol(argv[i + 1]);
+  }
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  make_kinds();
+
+  MPI_Comm half, reversed, dup;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < size / 2, rank, &half);
+  MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed);
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  sweep(MPI_COMM_WORLD, large, 1);
+  sweep(half, large / 2, 2);
+  sweep(reversed, large / 2, 3);
+  sweep(dup, large / 2, 4);
+
+  /* Hundreds of short-lived communicators: no mapping may stay behind. */
+  const long before = mapped_segments();
+  for (int i = 0; i < 200; ++i) {
+    MPI_Comm c;
+    int csize;
+    MPI_Comm_split(MPI_COMM_WORLD, i % 3 == 0 ? 0 : rank % 2, (i % 2) ? rank : -rank, &c);
+    MPI_Comm_size(c, &csize);
+    tag_counter = 1000000 + i * 10;
+    test_bcast(c, &kinds[0], 16, i % csize);
+    if (i % 5 == 0) test_allgather(c, &kinds[0], 4, 0);
+    MPI_Comm_free(&c);
+  }
+  const long after = mapped_segments();
+  if (after != before) {
+    fprintf(stderr, "rank %d: %ld shared-memory mappings before 200 communicators, %ld after\n",
+            rank, before, after);
+    ++errors;
+  }
+
+  /* An inter-communicator between the halves: MPI serves these calls. */
+  if (size >= 2) {
+    MPI_Comm inter;
+    const int remote_leader = rank < size / 2 ? size / 2 : 0;
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, remote_leader, 99, &inter);
+    int x = rank < size / 2 ? 0 : -1;
+    const int in_low = rank < size / 2;
+    int root = in_low ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    if (rank == 0) x = 4242;
+    where = "MPI_Bcast (inter-communicator)";
+    MPI_Bcast(&x, 1, MPI_INT, root, inter);
+    ++calls[INTER];
+    if (!in_low) expect(x, 4242, 0);
+    MPI_Comm_free(&inter);
+  }
+
+  MPI_Comm_free(&half);
+  MPI_Comm_free(&reversed);
+  MPI_Comm_free(&dup);
+  MPI_Type_free(&kinds[1].type);
+  MPI_Type_free(&kinds[2].type);
+
+  long long total[NCOUNTS];
+  MPI_Reduce(calls, total, NCOUNTS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  long all_errors = 0;
+  MPI_Reduce(&errors, &all_errors, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  unsigned long long sums[1] = {checksum}, xsum = 0;
+  MPI_Reduce(sums, &xsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_BXOR, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    printf("expect: bcast=%lld scatter=%lld alltoall=%lld allgather=%lld gather=%lld inter=%lld\n",
+           total[BCAST], total[SCATTER], total[ALLTOALL], total[ALLGATHER], total[GATHER],
+           total[INTER]);
+    printf("checksum: %016llx\n", xsum);
+    printf("interpose_check: %d processes: %s\n", size,
+           all_errors == 0 ? "all values correct" : "WRONG VALUES");
+  }
+  MPI_Finalize();
+  return errors == 0 ? 0 : 1;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs an unmodified MPI program (interpose_check, linked with the MPI library only) without
+# and with liblanes_mpi preloaded; both runs must compute every value right and agree on the
+# checksum of all results, and LANES_MPI_STATS must show the calls lanes should have served.
+#   interpose_check.sh NP NODE_SIZE PROGRAM LIBLANES_MPI [MODE]
+# MODE: preload (default): LD_PRELOAD through mpirun -x; colls: LANES_MPI_COLLS=bcast,alltoall,
+# so the other collectives must be forwarded; linked: PROGRAM is linked with liblanes_mpi and
+# runs once, with statistics.
+set -u
+np=$1 node_size=$2 prog=$3 lib=$4 mode=${5:-preload}
+here=$(cd "$(dirname "$0")" && pwd)
+run_mpi="$here/../integration/run_mpi.sh"
+field() { echo "$1" | grep -oE "(^| )$2=[0-9]+" | head -1 | cut -d= -f2; }
+
+if [ "$mode" != linked ]; then
+  plain=$("$run_mpi" "$np" "$node_size" "$prog" 2>&1) || { echo "$plain"; echo "FAIL: run without liblanes_mpi"; exit 1; }
+  echo "$plain" | grep -E '^(expect|checksum|interpose_check):'
+fi
+colls=all
+[ "$mode" = colls ] && colls=bcast,alltoall
+if [ "$mode" = linked ]; then
+  with=$(LANES_MPI_STATS=1 LANES_MPI_COLLS=$colls "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
+else
+  with=$(LANES_MPI_STATS=1 LANES_MPI_COLLS=$colls MPIRUN_EXTRA="-x LD_PRELOAD=$lib" \
+         "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
+fi
+rc=$?
+echo "$with" | grep -E '^(expect|checksum|interpose_check|lanes-mpi):'
+[ $rc -eq 0 ] || { echo "$with"; echo "FAIL: run with liblanes_mpi (exit $rc)"; exit 1; }
+echo "$with" | grep -q 'all values correct' || { echo "$with"; echo "FAIL: wrong values"; exit 1; }
+if [ "$mode" != linked ]; then
+  a=$(echo "$plain" | grep '^checksum:') b=$(echo "$with" | grep '^checksum:')
+  [ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: results differ: '$a' without, '$b' with"; exit 1; }
+fi
+
+expect=$(echo "$with" | grep '^expect:') stats=$(echo "$with" | grep '^lanes-mpi:')
+[ -n "$stats" ] || { echo "$with"; echo "FAIL: no lanes-mpi statistics line"; exit 1; }
+fallback=$(field "$expect" inter)
+for c in bcast scatter alltoall allgather gather; do
+  want=$(field "$expect" "$c") got=$(field "$stats" "$c")
+  if [ "$colls" = all ] || [[ ",$colls," == *",$c,"* ]]; then
+    [ "$got" = "$want" ] || { echo "FAIL: lanes served $got $c calls, expected $want"; exit 1; }
+  else
+    [ "$got" = 0 ] || { echo "FAIL: lanes served $got $c calls with LANES_MPI_COLLS=$colls"; exit 1; }
+    fallback=$((fallback + want))
+  fi
+done
+# The inter-communicator MPI_Bcast calls, and the collectives not enabled, went to MPI.
+[ "$(field "$stats" fallback)" = "$fallback" ] ||
+  { echo "FAIL: fallback=$(field "$stats" fallback), expected $fallback"; exit 1; }
+echo "interpose_check.sh: np $np node $node_size ($mode): results identical, statistics as expected"
