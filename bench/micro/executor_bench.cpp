@@ -1,0 +1,202 @@
+#include "executor_bench.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <barrier>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <lanes/lanes.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lanes_micro {
+
+namespace {
+
+enum class Op : int { stop, bcast, alltoall, allgather, ialltoall, plan_alltoall };
+
+// Buffers for one collective of `bytes` per block among `p` ranks.
+struct Buffers {
+  Buffers(std::size_t bytes, int p)
+      : one(bytes),
+        send(bytes * static_cast<std::size_t>(p)),
+        recv(bytes * static_cast<std::size_t>(p)) {}
+  std::vector<std::byte> one, send, recv;
+};
+
+void run_op(lanes::Communicator& c, Op op, Buffers& b) {
+  switch (op) {
+    case Op::bcast:
+      c.bcast(b.one, 0);
+      break;
+    case Op::alltoall:
+      c.alltoall(b.send, b.recv);
+      break;
+    case Op::allgather:
+      c.allgather(b.one, b.recv);
+      break;
+    case Op::ialltoall:
+      c.ialltoall(b.send, b.recv).wait();
+      break;
+    case Op::plan_alltoall:
+    case Op::stop:
+      break;
+  }
+}
+
+// Rails over loopback unless the caller chose others.
+void default_rails() {
+  setenv("LANES_RAILS", "lo", 0);
+}
+
+std::optional<lanes::Runtime> single_rt;  // a runtime of this process alone
+
+lanes::Runtime& single() {
+  if (!single_rt) {
+    default_rails();
+    single_rt.emplace(lanes::Runtime::init());
+  }
+  return *single_rt;
+}
+
+void bm_single(benchmark::State& state, Op op) {
+  lanes::Communicator world = single().world();
+  Buffers b(static_cast<std::size_t>(state.range(0)), world.size());
+  if (op == Op::plan_alltoall) {
+    lanes::Plan plan = world.plan_alltoall(b.send, b.recv);
+    for (auto _ : state) {
+      plan.start();
+      plan.wait();
+    }
+  } else {
+    for (auto _ : state) run_op(world, op, b);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// In-process allgather for the two runtimes' bootstrap.
+class Exchange {
+ public:
+  std::function<void(const void*, void*, std::size_t)> fn(int rank) {
+    return [this, rank](const void* mine, void* all, std::size_t bytes) {
+      const auto* p = static_cast<const std::byte*>(mine);
+      slots_[rank].assign(p, p + bytes);
+      barrier_.arrive_and_wait();
+      for (std::size_t r = 0; r < 2; ++r)
+        std::memcpy(static_cast<std::byte*>(all) + r * bytes, slots_[r].data(), bytes);
+      barrier_.arrive_and_wait();
+    };
+  }
+
+ private:
+  std::barrier<> barrier_{2};
+  std::vector<std::byte> slots_[2];
+};
+
+// Rank 0 is the benchmark's thread; rank 1 a helper that runs whatever rank 0 announces with a
+// broadcast before each timed loop: (operation, repetitions, bytes).
+class Pair {
+ public:
+  explicit Pair(const char* node_size) {
+    default_rails();
+    // Two threads polling on two cores starve each other as soon as anything else runs:
+    // waiting threads yield unless the caller chose otherwise.
+    setenv("LANES_PROGRESS", "yield", 0);
+    setenv("LANES_NODE_SIZE", node_size, 1);
+    helper_ = std::thread([this] {
+      lanes::Runtime rt = lanes::Runtime::init(lanes::AllgatherBootstrap{1, 2, ex_.fn(1), ""});
+      lanes::Communicator c = rt.world();
+      for (;;) {
+        long long cmd[3] = {};
+        c.bcast(cmd, 0);
+        const auto op = static_cast<Op>(cmd[0]);
+        if (op == Op::stop) break;
+        Buffers b(static_cast<std::size_t>(cmd[2]), 2);
+        if (op == Op::plan_alltoall) {
+          lanes::Plan plan = c.plan_alltoall(b.send, b.recv);
+          for (long long i = 0; i < cmd[1]; ++i) plan.start(), plan.wait();
+        } else {
+          for (long long i = 0; i < cmd[1]; ++i) run_op(c, op, b);
+        }
+      }
+    });
+    rt_.emplace(lanes::Runtime::init(lanes::AllgatherBootstrap{0, 2, ex_.fn(0), ""}));
+    world_ = rt_->world();
+    announce(Op::bcast, 0, 0);  // the helper is past its start-up: the environment may change
+  }
+  Pair(const Pair&) = delete;
+  Pair& operator=(const Pair&) = delete;
+  ~Pair() {
+    announce(Op::stop, 0, 0);
+    rt_.reset();  // collective with the helper's runtime
+    helper_.join();
+  }
+  void announce(Op op, long long reps, long long bytes) {
+    long long cmd[3] = {static_cast<long long>(op), reps, bytes};
+    world_.bcast(cmd, 0);
+  }
+  lanes::Communicator& world() { return world_; }
+
+ private:
+  Exchange ex_;
+  std::thread helper_;
+  std::optional<lanes::Runtime> rt_;
+  lanes::Communicator world_;
+};
+
+std::unique_ptr<Pair> pairs[2];  // 0: one node, 1: two emulated nodes
+
+// One pair at a time: an idle helper polls for its next command and would take a core from
+// the pair being measured.
+Pair& pair(int kind) {
+  pairs[1 - kind].reset();
+  if (!pairs[kind]) pairs[kind] = std::make_unique<Pair>(kind == 0 ? "2" : "1");
+  return *pairs[kind];
+}
+
+void bm_pair(benchmark::State& state, int kind, Op op) {
+  Pair& pr = pair(kind);
+  const long long bytes = state.range(0);
+  pr.announce(op, static_cast<long long>(state.max_iterations), bytes);
+  Buffers b(static_cast<std::size_t>(bytes), 2);
+  if (op == Op::plan_alltoall) {
+    lanes::Plan plan = pr.world().plan_alltoall(b.send, b.recv);
+    for (auto _ : state) plan.start(), plan.wait();
+  } else {
+    for (auto _ : state) run_op(pr.world(), op, b);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+[[maybe_unused]] const bool registered = [] {
+  const std::pair<const char*, Op> ops[] = {{"bcast", Op::bcast},
+                                            {"alltoall", Op::alltoall},
+                                            {"allgather", Op::allgather},
+                                            {"ialltoall+wait", Op::ialltoall},
+                                            {"plan-alltoall", Op::plan_alltoall}};
+  for (const auto& [name, op] : ops) {
+    benchmark::RegisterBenchmark((std::string("exec/p1/") + name).c_str(), bm_single, op)->Arg(8);
+  }
+  const char* kinds[] = {"exec/p2-one-node/", "exec/p2-two-nodes/"};
+  for (int kind : {0, 1}) {
+    for (const auto& [name, op] : ops) {
+      benchmark::RegisterBenchmark((std::string(kinds[kind]) + name).c_str(), bm_pair, kind, op)
+          ->Arg(8)
+          ->UseRealTime();
+    }
+  }
+  return true;
+}();
+
+}  // namespace
+
+void stop_runtimes() {
+  for (auto& p : pairs) p.reset();
+  single_rt.reset();
+}
+
+}  // namespace lanes_micro
