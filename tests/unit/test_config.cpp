@@ -95,11 +95,10 @@ TEST(Config, TableListsEveryVariableOnce) {
     EXPECT_GT(std::string(v.help).size(), 10u);
     ++seen[v.name];
   }
-  for (const char* name :
-       {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_PROGRESS", "LANES_UCX_TLS",
-        "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT", "LANES_INFO", "LANES_BCAST_ALGORITHM",
-        "LANES_SCATTER_ALGORITHM", "LANES_ALLTOALL_ALGORITHM", "LANES_MPI_COLLS",
-        "LANES_MPI_STATS"}) {
+  for (const char* name : {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_PROGRESS",
+                           "LANES_UCX_TLS", "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT",
+                           "LANES_INFO", "LANES_BCAST_ALGORITHM", "LANES_SCATTER_ALGORITHM",
+                           "LANES_ALLTOALL_ALGORITHM", "LANES_MPI_COLLS", "LANES_MPI_STATS"}) {
     EXPECT_EQ(seen[name], 1) << name;
   }
   EXPECT_EQ(seen.size(), 18u);
