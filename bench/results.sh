@@ -39,7 +39,7 @@ done | sort -u | paste -sd, -)
   echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
   echo "kernel: $(uname -r)"
   echo "Open MPI: $(ompi_info --version 2>/dev/null | head -1 | sed 's/.*v//')"
-  echo "UCX: $(ucx_info -v 2>/dev/null | sed -n 's/.*version=\([^ ]*\).*/\1/p' | head -1)"
+  echo "UCX: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"
   echo "lanes: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "mode: $mode (counts $counts, $reps repetitions after $warmup warm-up)"
 } >"$out/machine.txt"
@@ -67,10 +67,17 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1; then
   run /dev/null "$testbed" up 4 2 1gbit
   mpi_rails=(--mca pml ob1 --mca btl tcp,vader,self --mca btl_tcp_if_include rail0,rail1)
   "$testbed" counters >"$out/counters_before.txt"
+  head -1 /proc/stat >"$out/cpu_before.txt"
   run "$out/cluster.md" "$testbed" mpirun -np 8 "${mpi_rails[@]}" -x LANES_PROGRESS=wait \
     "$bench" --collective "$colls" --counts "$counts" --reps "$reps" --warmup "$warmup" \
     --algorithms "$algos" --lanes 1,2 --csv "$out/cluster.csv"
   "$testbed" counters >"$out/counters_after.txt"
+  head -1 /proc/stat >"$out/cpu_after.txt"
+  # The same small and large broadcast with one process per node (4 processes on the 2 cores
+  # instead of 8): how much of a step's time is waiting for a core.
+  run "$out/cluster_1ppn.md" "$testbed" mpirun -np 4 -npernode 1 "${mpi_rails[@]}" \
+    -x LANES_PROGRESS=wait "$bench" --collective bcast --counts 1,${counts##*,} --reps "$reps" \
+    --warmup "$warmup" --algorithms auto --csv "$out/cluster_1ppn.csv"
   # The cost model, calibrated on the same cluster.
   run "$out/calibrate.txt" "$testbed" mpirun -np 8 "${mpi_rails[@]}" -x LANES_PROGRESS=wait \
     "$root/build/bench/lanes-calibrate" --output "$out/calibration.txt"

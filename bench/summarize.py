@@ -207,7 +207,7 @@ else:
               f"{us(a2 and a2['avg_us'])} | {us(n)} | "
               f"{rs(ratio(b1 and b1['avg_us'], b2 and b2['avg_us']))} | "
               f"{rs(ratio(n, a2 and a2['avg_us']))} | {us(bound)} | "
-              f"{rs(ratio(b2 and b2['avg_us'], bound))} |")
+              f"{rs(ratio(b2 and b2['avg_us'], bound)) if bound >= 1000 else '–'} |")
     w("")
     for coll in COLLS:
         cs = counts_of(cl, coll)
@@ -266,6 +266,30 @@ else:
         w("Bytes sent during the cluster run, summed over the nodes (interface counters): " +
           ", ".join(f"`{i}` {v / 1e9:.2f} GB" for i, v in sorted(per_if.items())) + ".\n")
 
+    # Where the host's two cores went during the cluster run (/proc/stat, all CPUs).
+    b, a = read("cpu_before.txt").split(), read("cpu_after.txt").split()
+    if len(b) > 8 and len(a) > 8 and b[0] == a[0] == "cpu":
+        d = [int(y) - int(x) for x, y in zip(b[1:9], a[1:9])]
+        total = sum(d) or 1
+        user, system, idle, iowait, softirq = d[0] + d[1], d[2], d[3], d[4], d[6]
+        w(f"CPU time of the host's cores during the cluster run: {100 * (total - idle - iowait) / total:.0f}% "
+          f"busy ({100 * user / total:.0f}% user, {100 * system / total:.0f}% system, "
+          f"{100 * softirq / total:.0f}% softirq: the kernel forwarding and shaping the rails' "
+          "packets), i.e. the emulated cluster shares two cores among 8 processes, Open MPI's "
+          "daemons and the network stack of every node.\n")
+    one = rows("cluster_1ppn.csv")
+    if one:
+        w("The same broadcast with one process per node (4 processes on the 2 cores instead of "
+          "8), lanes `auto` and Open MPI, against the 2-per-node run above:\n")
+        w("| count | Open MPI, 1 per node | lanes auto, 1 per node | Open MPI, 2 per node "
+          "| lanes auto, 2 per node |")
+        w("|---:|---:|---:|---:|---:|")
+        for c in counts_of(one, "bcast"):
+            a1, a2 = auto(one, "bcast", c), auto(cl, "bcast", c, 2)
+            w(f"| {c} | {us(native(one, 'bcast', c))} | {us(a1 and a1['avg_us'])} | "
+              f"{us(native(cl, 'bcast', c))} | {us(a2 and a2['avg_us'])} |")
+        w("")
+
 # ----------------------------------------------------------------------------------- targets
 w("## Targets\n")
 w("| target | measured | |")
@@ -273,6 +297,10 @@ w("|---|---|---|")
 for t, m, v in targets:
     w(f"| {t} | {m} | {v} |")
 w("")
+
+notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results_notes.md")
+if os.path.exists(notes):
+    w(open(notes).read().strip() + "\n")
 
 # ------------------------------------------------------------------------------------- plots
 pngs = sorted(f for f in os.listdir(D) if f.endswith(".png"))
