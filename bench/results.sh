@@ -44,8 +44,8 @@ done | sort -u | paste -sd, -)
   echo "mode: $mode (counts $counts, $reps repetitions after $warmup warm-up)"
 } >"$out/machine.txt"
 
-# Single-core memcpy rate, for the one-node copy bound.
-run "$out/memcpy.json" "$root/build/bench/micro/lanes-micro" --benchmark_filter='copy/memcpy/67108864$' \
+# Single-core memcpy rate at every size from 4 KiB to 64 MiB, for the one-node copy bound.
+run "$out/memcpy.json" "$root/build/bench/micro/lanes-micro" --benchmark_filter='copy/memcpy/' \
   --benchmark_format=json --benchmark_min_time=0.5
 
 # (a) One node, 2 and 4 processes (4 oversubscribe the 2 cores).

@@ -101,20 +101,29 @@ if args.note:
     w(args.note + "\n")
 
 # --------------------------------------------------------------------------------- one node
-memcpy_rate = None
+memcpy_rates = {}  # bytes of one copy -> bytes per second
 try:
-    memcpy_rate = json.loads(read("memcpy.json"))["benchmarks"][0]["bytes_per_second"]
+    for bm in json.loads(read("memcpy.json"))["benchmarks"]:
+        memcpy_rates[int(bm["name"].rsplit("/", 1)[1])] = bm["bytes_per_second"]
 except (ValueError, KeyError, IndexError):
     pass
+memcpy_rate = max(memcpy_rates.values()) if memcpy_rates else None
+
+
+def rate_for(nbytes):
+    """memcpy's rate for copies of about nbytes (the nearest measured size)."""
+    size = min(memcpy_rates, key=lambda s: abs(s - nbytes))
+    return memcpy_rates[size]
 
 
 def copy_bound_us(coll, p, count):
-    """Fewest bytes that must be copied on one node over two cores copying at memcpy's rate."""
-    if memcpy_rate is None:
+    """Fewest bytes that must be copied on one node over two cores copying at memcpy's rate for
+    blocks of that size."""
+    if not memcpy_rates:
         return None
     b = 4 * count
     need = {"bcast": (p - 1) * b, "scatter": p * b, "alltoall": p * p * b}[coll]
-    return need / (2 * memcpy_rate) * 1e6
+    return need / (2 * rate_for(b)) * 1e6
 
 
 onenode = {}
@@ -124,11 +133,13 @@ for np_ in (2, 4):
         onenode[np_] = (base, han)
 
 w("## One node\n")
-if memcpy_rate:
-    w(f"Single-core `memcpy` of 64 MiB, measured in the same run: {memcpy_rate / 1e9:.2f} GB/s. "
-      "The two-core copy bound of a collective is the fewest bytes that must be copied (bcast: "
-      "(p−1)·c, scatter: p·c, alltoall: p²·c, c the bytes per block) divided by twice that "
-      "rate.\n")
+if memcpy_rates:
+    w("Single-core `memcpy`, measured in the same run (`lanes-micro`), GB/s by copy size: " +
+      ", ".join(f"{s // 1024} KiB {r / 1e9:.1f}" if s < 1 << 20 else
+                f"{s >> 20} MiB {r / 1e9:.1f}" for s, r in sorted(memcpy_rates.items())) +
+      ". The two-core copy bound of a collective is the fewest bytes that must be copied "
+      "(bcast: (p−1)·c, scatter: p·c, alltoall: p²·c, c the bytes per block) divided by twice "
+      "memcpy's rate for copies of c bytes (the nearest size measured).\n")
 for np_, (base, han) in onenode.items():
     w(f"### {np_} processes\n")
     w("lanes `auto` is the runtime's own choice; best is the fastest lanes algorithm at that "

@@ -3,9 +3,9 @@
 # and with liblanes_mpi preloaded; both runs must compute every value right and agree on the
 # checksum of all results, and LANES_MPI_STATS must show the calls lanes should have served.
 #   interpose_check.sh NP NODE_SIZE PROGRAM LIBLANES_MPI [MODE]
-# MODE: preload (default): LD_PRELOAD through mpirun -x; colls: LANES_MPI_COLLS=bcast,alltoall,
-# so the other collectives must be forwarded; linked: PROGRAM is linked with liblanes_mpi and
-# runs once, with statistics.
+# MODE: preload (default): LD_PRELOAD through mpirun -x; preload-env: LD_PRELOAD set for mpirun
+# itself, which passes it on; colls: LANES_MPI_COLLS=bcast,alltoall, so the other collectives
+# must be forwarded; linked: PROGRAM is linked with liblanes_mpi and runs once, with statistics.
 set -u
 np=$1 node_size=$2 prog=$3 lib=$4 mode=${5:-preload}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +20,9 @@ colls=all
 [ "$mode" = colls ] && colls=bcast,alltoall
 if [ "$mode" = linked ]; then
   with=$(LANES_MPI_STATS=1 LANES_MPI_COLLS=$colls "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
+elif [ "$mode" = preload-env ]; then
+  with=$(LD_PRELOAD=$lib LANES_MPI_STATS=1 LANES_MPI_COLLS=$colls \
+         "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
 else
   with=$(LANES_MPI_STATS=1 LANES_MPI_COLLS=$colls MPIRUN_EXTRA="-x LD_PRELOAD=$lib" \
          "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
