@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <lanes/error.hpp>
 #include <sstream>
@@ -124,6 +125,11 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     }
   }
 
+  // UCX 1.13's TCP transport can complete a PUT zero-copy operation twice when a peer exits
+  // mid-transfer, and then aborts the survivor on an assertion; rendezvous over active messages
+  // reports the failure cleanly. ucp_config_modify does not reach transport settings, so this goes
+  // through the environment, and a user who set UCX_TCP_PUT_ENABLE keeps their choice.
+  setenv("UCX_TCP_PUT_ENABLE", "n", 0);
   transport::RailOptions options;
   for (const auto& d : mine.rails) options.devices.push_back(d.name);
   options.tls = config_.ucx_tls;

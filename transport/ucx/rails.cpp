@@ -3,7 +3,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <lanes/error.hpp>
 #include <sstream>
@@ -113,11 +112,6 @@ Rails::Rails(const RailOptions& options, int world_size)
     if (epoll_fd_ < 0) throw Error(Errc::resource, "epoll_create1 failed");
   }
   rails_.reserve(options.devices.size());
-  // UCX 1.13's TCP transport can complete a PUT zero-copy operation twice when a peer exits
-  // mid-transfer, and then aborts the survivor on an assertion; rendezvous over active messages
-  // reports the failure cleanly. ucp_config_modify does not reach transport settings, so this goes
-  // through the environment, and a user who set UCX_TCP_PUT_ENABLE keeps their choice.
-  setenv("UCX_TCP_PUT_ENABLE", "n", 0);
   for (const std::string& dev : options.devices) {
     Rail rail;
     rail.device = dev;
