@@ -1,9 +1,12 @@
 #include "lib/config.hpp"
 
+#include <unistd.h>  // environ
+
 #include <cerrno>
 #include <cstdlib>
 #include <lanes/error.hpp>
 #include <sstream>
+#include <string_view>
 
 namespace lanes::detail {
 
@@ -151,7 +154,14 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
 }
 
 Config Config::from_environment() {
-  return parse([](const char* name) { return std::getenv(name); });
+  Config c = parse([](const char* name) { return std::getenv(name); });
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    if (entry.starts_with("UCX_") && entry.find('=') != std::string_view::npos) {
+      c.ucx_variables.emplace_back(entry.substr(0, entry.find('=')));
+    }
+  }
+  return c;
 }
 
 std::string config_value(const ConfigVar& var) {

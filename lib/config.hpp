@@ -38,6 +38,9 @@ struct Config {
   std::string gather_algorithm = "auto";
   std::string calibration;  // LANES_CALIBRATION: cost-model parameters file
   std::string rules;        // LANES_RULES: JSON selection rules file
+  // Names of the UCX_* variables set (the user's UCX settings, which lanes' own settings of its
+  // rail contexts leave alone). Filled by from_environment().
+  std::vector<std::string> ucx_variables;
 
   // Throws lanes::Error(invalid_argument) naming the variable and its accepted values.
   static Config parse(const std::function<const char*(const char*)>& lookup);

@@ -125,12 +125,8 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     }
   }
 
-  // UCX 1.13's TCP transport can complete a PUT zero-copy operation twice when a peer exits
-  // mid-transfer, and then aborts the survivor on an assertion; rendezvous over active messages
-  // reports the failure cleanly. ucp_config_modify does not reach transport settings, so this goes
-  // through the environment, and a user who set UCX_TCP_PUT_ENABLE keeps their choice.
-  setenv("UCX_TCP_PUT_ENABLE", "n", 0);
   transport::RailOptions options;
+  options.user_ucx_variables = config_.ucx_variables;
   for (const auto& d : mine.rails) options.devices.push_back(d.name);
   options.tls = config_.ucx_tls;
   options.wakeup = true;
@@ -145,6 +141,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     rails_->set_peer_addresses(r, addresses);
   }
   algos::Layout layout = build_world_layout(records, config_.node_size, config_.lanes);
+  connect_off_node_peers(layout, rank);
   machine_ = algos::MachineParams::parse(records.front().calibration);
   rules_ = Rules::parse(records.front().rules);
   if (records.front().calibration.find("rails") == std::string::npos) {
@@ -182,8 +179,21 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
                 "LANES_CMA=auto");
   }
   comms_.push_back(world_);
+  rails_->start_background_progress();
   started_ = true;
   if (config_.info > 0 && rank == 0) std::fprintf(stderr, "%s", describe().c_str());
+}
+
+void RuntimeImpl::connect_off_node_peers(const algos::Layout& layout, int rank) {
+  // Endpoints to every off-node peer on every rail, up to a budget that keeps a process well
+  // within the default limit of 1024 open files (a TCP endpoint may hold two sockets); larger
+  // jobs connect on first use.
+  constexpr std::size_t kEagerEndpoints = 256;
+  std::vector<int> peers;
+  for (int r = 0; r < static_cast<int>(layout.node_of.size()); ++r) {
+    if (!layout.same_node(r, rank)) peers.push_back(r);
+  }
+  if (peers.size() * rails_->count() <= kEagerEndpoints) rails_->connect(peers);
 }
 
 void RuntimeImpl::track(const std::shared_ptr<CommImpl>& comm) {

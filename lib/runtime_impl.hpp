@@ -10,6 +10,7 @@
 #include <lanes/runtime.hpp>
 
 #include "algos/cost_model.hpp"
+#include "algos/layout.hpp"
 #include "lib/config.hpp"
 #include "lib/rules.hpp"
 #include "transport/bootstrap/bootstrap.hpp"
@@ -66,6 +67,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
  private:
   RuntimeImpl() = default;
   void init(std::unique_ptr<transport::Bootstrap> bootstrap);
+  void connect_off_node_peers(const algos::Layout& layout, int rank);
   // Local peers alive? LANES_TIMEOUT passed? Fails the executions concerned.
   void check_stalled(std::chrono::steady_clock::time_point last_progress);
   void idle();  // what a waiting process does when nothing moved (LANES_PROGRESS)

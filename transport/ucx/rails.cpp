@@ -1,8 +1,11 @@
 #include "transport/ucx/rails.hpp"
 
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <lanes/error.hpp>
 #include <sstream>
@@ -15,6 +18,47 @@ void check(ucs_status_t status, const std::string& what) {
   if (status != UCS_OK) {
     throw Error(Errc::transport, what + " failed: " + ucs_error_text(status));
   }
+}
+
+// A device with a port number (mlx5_0:1) is an RDMA port; any other is a network interface,
+// which UCX drives with its TCP transport.
+bool is_network_interface(const std::string& device) {
+  return device.find(':') == std::string::npos;
+}
+
+// UCX 1.13's TCP transport completes a zero-copy send twice when the socket fails in the middle
+// of it (uct_tcp_ep_sendv purges the operation on the error, then completes it again) and aborts
+// the process on an assertion: active-message zero-copy (eager and the data of a rendezvous over
+// active messages) and PUT zero-copy (a rendezvous over RMA) alike. TCP rails use neither: UCX
+// copies each fragment into its socket buffer and reports a failure once. Copied sends of 64 KiB
+// (the size of UCX's zero-copy sends and receive buffers) instead of 8 KiB keep them as fast as
+// zero-copy: one system call per 64 KiB. Settings the user made in the environment win.
+void apply_tcp_rail_settings(ucp_config_t* config, const RailOptions& options,
+                             const std::string& where) {
+  struct Setting {
+    const char* key;       // for ucp_config_modify (TCP settings without their prefix)
+    const char* variable;  // the user's way to set it
+    const char* value;
+  };
+  static constexpr Setting settings[] = {
+      {"ZCOPY_THRESH", "UCX_ZCOPY_THRESH", "inf"},
+      {"PUT_ENABLE", "UCX_TCP_PUT_ENABLE", "n"},
+      {"TX_SEG_SIZE", "UCX_TCP_TX_SEG_SIZE", "64k"},
+  };
+  for (const Setting& s : settings) {
+    if (std::ranges::find(options.user_ucx_variables, s.variable) !=
+        options.user_ucx_variables.end()) {
+      continue;
+    }
+    check(ucp_config_modify(config, s.key, s.value),
+          std::string("setting ") + s.key + "=" + s.value + where);
+  }
+}
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 void put_u32(std::vector<std::byte>& out, std::uint32_t v) {
@@ -43,6 +87,8 @@ RailRequest& RailRequest::operator=(RailRequest&& o) noexcept {
 
 void RailRequest::release() noexcept {
   if (req_ == nullptr) return;
+  std::unique_lock<std::mutex> lock;
+  if (rails_ != nullptr) lock = rails_->use();
   if (is_recv_ && ucp_request_check_status(req_) == UCS_INPROGRESS) {
     ucp_request_cancel(worker_, req_);
   }
@@ -51,10 +97,12 @@ void RailRequest::release() noexcept {
 }
 
 XferState RailRequest::test(std::string& error) {
+  std::unique_lock<std::mutex> lock;
+  if (rails_ != nullptr) lock = rails_->use();
   if (state_ != XferState::pending) {
     if (state_ == XferState::failed) {
-      error = rails_ != nullptr && rails_->peer_failed(peer_) ? rails_->peer_failure(peer_)
-                                                              : ucs_error_text(status_);
+      error = rails_ != nullptr && rails_->failed(peer_) ? rails_->failure_text(peer_)
+                                                         : ucs_error_text(status_);
     }
     return state_;
   }
@@ -69,10 +117,11 @@ XferState RailRequest::test(std::string& error) {
       st = ucp_request_check_status(req_);
     }
     if (st == UCS_INPROGRESS) {
-      if (rails_ != nullptr && rails_->peer_failed(peer_)) {
-        error = rails_->peer_failure(peer_);
+      if (rails_ != nullptr && rails_->failed(peer_)) {
+        error = rails_->failure_text(peer_);
         state_ = XferState::failed;
         status_ = UCS_ERR_CONNECTION_RESET;
+        lock.unlock();
         release();
         return state_;
       }
@@ -88,7 +137,7 @@ XferState RailRequest::test(std::string& error) {
                 ? "received a larger message than the " + std::to_string(expected_) +
                       " bytes expected (do all ranks pass the same sizes? LANES_CHECK=1 tells)"
                 : ucs_error_text(st);
-    if (rails_ != nullptr && rails_->peer_failed(peer_)) error = rails_->peer_failure(peer_);
+    if (rails_ != nullptr && rails_->failed(peer_)) error = rails_->failure_text(peer_);
     return state_;
   }
   if (is_recv_ && received != expected_) {
@@ -125,6 +174,7 @@ Rails::Rails(const RailOptions& options, int world_size)
           "setting TLS=" + options.tls + where + " (check LANES_UCX_TLS)");
     check(ucp_config_modify(config.get(), "MAX_RNDV_RAILS", "1"), "setting MAX_RNDV_RAILS");
     check(ucp_config_modify(config.get(), "MAX_EAGER_RAILS", "1"), "setting MAX_EAGER_RAILS");
+    if (is_network_interface(dev)) apply_tcp_rail_settings(config.get(), options, where);
 
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
@@ -168,12 +218,14 @@ Rails::Rails(const RailOptions& options, int world_size)
 }
 
 Rails::~Rails() {
+  stop_background_progress();
   disconnect();
   rails_.clear();  // workers before contexts: member order inside Rail handles that
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
 void Rails::disconnect() {
+  const auto lock = use();
   for (auto& per_rail : endpoints_) {
     for (auto& slot : per_rail) slot.ep.close();
   }
@@ -181,6 +233,7 @@ void Rails::disconnect() {
 
 std::string Rails::transports(std::size_t rail) const {
   // ucp_context_print_info lists the resources the context kept; keep the transport lines.
+  const auto lock = use();
   char* text = nullptr;
   std::size_t len = 0;
   FILE* f = open_memstream(&text, &len);
@@ -212,6 +265,7 @@ std::vector<std::byte> Rails::packed_addresses() const {
 }
 
 void Rails::set_peer_addresses(int peer, std::span<const std::byte> packed) {
+  const auto lock = use();
   peer_addresses_.at(static_cast<std::size_t>(peer)).assign(packed.begin(), packed.end());
 }
 
@@ -271,8 +325,23 @@ void Rails::on_endpoint_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
   }
 }
 
+void Rails::connect(std::span<const int> peers) {
+  const auto lock = use();
+  for (std::size_t rail = 0; rail < rails_.size(); ++rail) {
+    for (const int peer : peers) {
+      if (!failed(peer)) (void)endpoint(rail, peer);
+    }
+  }
+}
+
+bool Rails::peer_failed(int peer) const {
+  const auto lock = use();
+  return failed(peer);
+}
+
 std::string Rails::peer_failure(int peer) const {
-  return failure_text_[static_cast<std::size_t>(peer)];
+  const auto lock = use();
+  return failure_text(peer);
 }
 
 RailRequest Rails::post(bool is_recv, std::size_t rail, int peer, std::uint64_t tag, void* data,
@@ -283,8 +352,9 @@ RailRequest Rails::post(bool is_recv, std::size_t rail, int peer, std::uint64_t 
   r.is_recv_ = is_recv;
   r.worker_ = rails_[rail].worker.get();
   r.expected_ = bytes;
+  const auto lock = use();
   // Receives need an endpoint too: the sender's death reaches us through its error callback.
-  ucp_ep_h ep = peer_failed(peer) ? nullptr : endpoint(rail, peer);
+  ucp_ep_h ep = failed(peer) ? nullptr : endpoint(rail, peer);
   if (ep == nullptr) {
     r.state_ = XferState::failed;
     r.status_ = UCS_ERR_UNREACHABLE;
@@ -299,7 +369,7 @@ RailRequest Rails::post(bool is_recv, std::size_t rail, int peer, std::uint64_t 
     r.state_ = XferState::failed;
     r.status_ = UCS_PTR_STATUS(req);
   } else if (req == nullptr) {
-    r.state_ = XferState::done;  // a send completed in place
+    r.state_ = XferState::done;  // completed in place
   } else {
     r.req_ = req;
   }
@@ -317,6 +387,11 @@ RailRequest Rails::recv(std::size_t rail, int peer, std::uint64_t tag, void* dat
 }
 
 unsigned Rails::progress() {
+  const auto lock = use();
+  return progress_locked();
+}
+
+unsigned Rails::progress_locked() {
   unsigned n = 0;
   for (Rail& r : rails_) n += ucp_worker_progress(r.worker.get());
   return n;
@@ -324,11 +399,65 @@ unsigned Rails::progress() {
 
 void Rails::wait_for_events(int timeout_ms) {
   if (epoll_fd_ < 0 || rails_.empty()) return;
-  for (Rail& r : rails_) {
-    if (ucp_worker_arm(r.worker.get()) == UCS_ERR_BUSY) return;  // events pending: progress now
+  {
+    const auto lock = use();
+    for (Rail& r : rails_) {
+      if (ucp_worker_arm(r.worker.get()) == UCS_ERR_BUSY) return;  // events pending: progress
+    }
   }
   epoll_event ev[8];
   (void)epoll_wait(epoll_fd_, ev, 8, timeout_ms);
+}
+
+std::unique_lock<std::mutex> Rails::use() const {
+  std::unique_lock lock(mutex_);
+  last_use_ns_.store(now_ns(), std::memory_order_relaxed);
+  return lock;
+}
+
+void Rails::start_background_progress() {
+  if (epoll_fd_ < 0 || helper_.joinable()) return;
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) throw Error(Errc::resource, "eventfd failed");
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+    throw Error(Errc::resource, "epoll_ctl failed for the progress thread's wake-up descriptor");
+  }
+  helper_ = std::thread([this] { background_progress(); });
+}
+
+void Rails::background_progress() {
+  constexpr std::int64_t kIdleNs = 1'000'000;  // the application is outside lanes after 1 ms
+  while (!stop_.load()) {
+    const std::int64_t idle = now_ns() - last_use_ns_.load(std::memory_order_relaxed);
+    if (idle < kIdleNs) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(kIdleNs - idle));
+      continue;
+    }
+    {
+      const std::lock_guard lock(mutex_);  // not use(): this is no use by the application
+      while (progress_locked() > 0) {
+      }
+      bool armed = true;
+      for (Rail& r : rails_) {
+        if (ucp_worker_arm(r.worker.get()) == UCS_ERR_BUSY) armed = false;
+      }
+      if (!armed) continue;  // events arrived meanwhile: progress them first
+    }
+    epoll_event ev[8];
+    (void)epoll_wait(epoll_fd_, ev, 8, -1);  // a UCX event, or the wake-up to stop
+  }
+}
+
+void Rails::stop_background_progress() noexcept {
+  if (!helper_.joinable()) return;
+  stop_.store(true);
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+  helper_.join();
+  ::close(wake_fd_);
+  wake_fd_ = -1;
 }
 
 }  // namespace lanes::transport

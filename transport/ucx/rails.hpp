@@ -4,11 +4,14 @@
 // peer error handling, so a dead peer fails operations instead of hanging them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "transport/ucx/handles.hpp"
@@ -20,6 +23,9 @@ struct RailOptions {
   std::vector<std::string> devices;  // one rail per entry, in lane order
   std::string tls = "^sm";           // UCX transports for rails: never shared memory
   bool wakeup = true;                // UCP_FEATURE_WAKEUP, for the event-driven progress mode
+  // UCX variables the user set in the environment (UCX_ZCOPY_THRESH, ...): the settings lanes
+  // makes for TCP rails leave those alone.
+  std::vector<std::string> user_ucx_variables;
 };
 
 class Rails;
@@ -70,6 +76,12 @@ class Rails {
   // Remembers a peer's packed addresses; endpoints are created on first use.
   void set_peer_addresses(int peer, std::span<const std::byte> packed);
 
+  // Creates the endpoints to `peers` on every rail now instead of on first use, so that UCX
+  // wires them up at the next progress, while every process is still alive (UCX 1.13's TCP
+  // connection manager can abort a process whose peer dies while a connection to it is being
+  // set up). Nonblocking: no message is exchanged here.
+  void connect(std::span<const int> peers);
+
   // Nonblocking tagged transfers on rail `rail` with world rank `peer`. Receives also make sure
   // an endpoint to the sender exists, so the sender's death is noticed.
   RailRequest send(std::size_t rail, int peer, std::uint64_t tag, const void* data,
@@ -81,13 +93,23 @@ class Rails {
   // Sleeps until a worker has an event or `timeout_ms` passes. Needs wakeup.
   void wait_for_events(int timeout_ms);
 
-  bool peer_failed(int peer) const { return failed_[static_cast<std::size_t>(peer)] != 0; }
+  bool peer_failed(int peer) const;
   std::string peer_failure(int peer) const;
 
   // Closes every endpoint (call after a final synchronisation).
   void disconnect();
 
+  // Progress while the application is outside lanes. UCX completes a copied send once its
+  // bytes are in UCX's own send buffer, and TCP writes them to the socket only as the worker is
+  // progressed; a process that has finished its part of a collective and then waits elsewhere
+  // (in MPI, in a computation) would hold the tail of a message its peer waits for. A helper
+  // thread progresses the workers whenever no lanes call has used the rails for a millisecond,
+  // and sleeps on the workers' event descriptors in between. Needs wakeup. Every other member
+  // function takes the same lock, so UCX is never entered by two threads at once.
+  void start_background_progress();
+
  private:
+  friend class RailRequest;
   struct Rail {
     std::string device;
     UcpContext context;
@@ -101,6 +123,13 @@ class Rails {
     std::size_t rail;
   };
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
+  // The lock every UCX call holds; taken by the application's calls, it also records the use.
+  std::unique_lock<std::mutex> use() const;
+  bool failed(int peer) const { return failed_[static_cast<std::size_t>(peer)] != 0; }
+  std::string failure_text(int peer) const { return failure_text_[static_cast<std::size_t>(peer)]; }
+  unsigned progress_locked();
+  void background_progress();
+  void stop_background_progress() noexcept;
   RailRequest post(bool is_recv, std::size_t rail, int peer, std::uint64_t tag, void* data,
                    std::size_t bytes);
   ucp_ep_h endpoint(std::size_t rail, int peer);
@@ -114,7 +143,14 @@ class Rails {
   std::vector<std::vector<std::byte>> peer_addresses_;  // per peer: packed, all rails
   std::vector<std::vector<EndpointSlot>> endpoints_;    // [rail][peer]
   std::vector<char> failed_;                            // per peer
-  std::vector<std::string> failure_text_;               // per peer
+  // Background progress: the lock every UCX call holds, when the application last used the
+  // rails, the helper thread and the descriptor that wakes it to stop.
+  mutable std::mutex mutex_;
+  mutable std::atomic<std::int64_t> last_use_ns_{0};
+  std::atomic<bool> stop_{false};
+  int wake_fd_ = -1;
+  std::thread helper_;
+  std::vector<std::string> failure_text_;  // per peer
   int epoll_fd_ = -1;
 };
 
