@@ -436,8 +436,10 @@ void Rails::background_progress() {
       continue;
     }
     {
-      const std::lock_guard lock(mutex_);  // not use(): this is no use by the application
-      while (progress_locked() > 0) {
+      // Not use(): this is no use by the application. A bounded burst, so that an application
+      // that comes back finds the lock free soon even while messages keep arriving.
+      const std::lock_guard lock(mutex_);
+      for (int i = 0; i < 64 && progress_locked() > 0; ++i) {
       }
       bool armed = true;
       for (Rail& r : rails_) {
