@@ -157,8 +157,9 @@ Config Config::from_environment() {
   Config c = parse([](const char* name) { return std::getenv(name); });
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry(*e);
-    if (entry.starts_with("UCX_") && entry.find('=') != std::string_view::npos) {
-      c.ucx_variables.emplace_back(entry.substr(0, entry.find('=')));
+    const auto eq = entry.find('=');
+    if (entry.starts_with("UCX_") && eq != std::string_view::npos) {
+      c.ucx_variables.emplace_back(entry.substr(0, eq));
     }
   }
   return c;

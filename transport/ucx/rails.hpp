@@ -22,7 +22,7 @@ namespace lanes::transport {
 struct RailOptions {
   std::vector<std::string> devices;  // one rail per entry, in lane order
   std::string tls = "^sm";           // UCX transports for rails: never shared memory
-  bool wakeup = true;                // UCP_FEATURE_WAKEUP, for the event-driven progress mode
+  bool wakeup = true;  // UCP_FEATURE_WAKEUP: the event-driven progress mode, background progress
   // UCX variables the user set in the environment (UCX_ZCOPY_THRESH, ...): the settings lanes
   // makes for TCP rails leave those alone.
   std::vector<std::string> user_ucx_variables;
