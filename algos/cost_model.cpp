@@ -9,6 +9,29 @@
 
 namespace lanes::algos {
 
+double MachineParams::rail_rate(int rail) const {
+  if (rail >= 0 && static_cast<std::size_t>(rail) < rail_rates.size()) {
+    return rail_rates[static_cast<std::size_t>(rail)];
+  }
+  return 1.0 / beta_rail;
+}
+
+double MachineParams::stripe_threshold() const {
+  if (stripe_min_bytes > 0) return stripe_min_bytes;
+  return std::clamp(2.0 * alpha_rail / beta_rail, 4096.0, 1048576.0);
+}
+
+std::vector<std::uint32_t> MachineParams::rail_weights(int count) const {
+  double fastest = 0;
+  for (int r = 0; r < count; ++r) fastest = std::max(fastest, rail_rate(r));
+  std::vector<std::uint32_t> out;
+  for (int r = 0; r < count; ++r) {
+    out.push_back(static_cast<std::uint32_t>(
+        std::clamp(std::lround(1000.0 * rail_rate(r) / fastest), 1L, 1000L)));
+  }
+  return out;
+}
+
 MachineParams MachineParams::parse(const std::string& text) {
   MachineParams m;
   std::istringstream in(text);
@@ -20,8 +43,22 @@ MachineParams MachineParams::parse(const std::string& text) {
     std::string key;
     double value = 0;
     if (!(fields >> key)) continue;
-    if (!(fields >> value)) {
-      throw Error(Errc::invalid_argument, "calibration: no number after '" + key + "'");
+    if (!(fields >> value) || !std::isfinite(value) || value < 0) {
+      throw Error(Errc::invalid_argument,
+                  "calibration: no non-negative number after '" + key + "'");
+    }
+    if (key == "rail_rates") {
+      m.rail_rates = {value};
+      while (fields >> value) {
+        if (!std::isfinite(value) || value <= 0) {
+          throw Error(Errc::invalid_argument, "calibration: rail_rates must be positive");
+        }
+        m.rail_rates.push_back(value);
+      }
+      if (m.rail_rates.front() <= 0) {
+        throw Error(Errc::invalid_argument, "calibration: rail_rates must be positive");
+      }
+      continue;
     }
     if (key == "alpha_shm")
       m.alpha_shm = value;
@@ -35,10 +72,13 @@ MachineParams MachineParams::parse(const std::string& text) {
       m.rails = std::max(1, static_cast<int>(value));
     else if (key == "node_bytes_per_s")
       m.node_bytes_per_s = value;
+    else if (key == "stripe_min_bytes")
+      m.stripe_min_bytes = value;
     else {
       throw Error(Errc::invalid_argument,
                   "calibration: unknown key '" + key +
-                      "' (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s)");
+                      "' (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s "
+                      "rail_rates stripe_min_bytes)");
     }
   }
   return m;
@@ -53,16 +93,39 @@ std::string MachineParams::to_text() const {
     << "beta_rail " << beta_rail << "        # s per byte on one rail at full rate\n"
     << "rails " << rails << "                # physical rails per node\n"
     << "node_bytes_per_s " << node_bytes_per_s << "  # per-node injection limit, 0: none\n";
+  if (!rail_rates.empty()) {
+    o << "rail_rates";
+    for (const double r : rail_rates) o << " " << r;
+    o << "  # bytes/s of each rail\n";
+  }
+  if (stripe_min_bytes > 0) {
+    o << "stripe_min_bytes " << stripe_min_bytes << "  # smallest striped message\n";
+  }
   return o.str();
 }
 
-double rail_time(double bytes, double flows, const CostInput& in, const MachineParams& m) {
-  // Flows spread over min(lanes, rails) rails; each rail's rate is shared by its flows.
-  const double used_rails = std::max(1, std::min(in.lanes, m.rails));
-  const double per_rail = std::max(1.0, flows / used_rails);
-  double beta = m.beta_rail * per_rail;
-  if (m.node_bytes_per_s > 0) beta = std::max(beta, flows / m.node_bytes_per_s);
-  return m.alpha_rail + bytes * beta;
+double node_rate(const CostInput& in, const MachineParams& m) {
+  // Lanes 0..k-1 run over rails 0..min(k, R)-1; lanes on one rail share its rate.
+  const int used = std::max(1, std::min(in.lanes, m.rails));
+  double rate = 0;
+  for (int r = 0; r < used; ++r) rate += m.rail_rate(r);
+  if (m.node_bytes_per_s > 0) rate = std::min(rate, m.node_bytes_per_s);
+  return rate;
+}
+
+double rail_time(double bytes, double flows, const CostInput& in, const MachineParams& m,
+                 Spread spread) {
+  const double all = node_rate(in, m);
+  const double lanes = std::max(1.0, static_cast<double>(std::min(in.lanes, m.rails)));
+  double share = 1.0 / lanes;  // one lane's part of the node's rate
+  if (bytes >= m.stripe_threshold()) {
+    if (spread == Spread::node) share = 1.0;
+    if (spread == Spread::driven && in.ppn < in.lanes) {
+      share = std::min(1.0, 1.0 / static_cast<double>(std::min<long long>(in.ppn, m.rails)));
+    }
+  }
+  const double rate = std::min(all / std::max(1.0, flows), all * share);
+  return m.alpha_rail + bytes / rate;
 }
 
 double shm_time(double bytes, const MachineParams& m) {

@@ -3,12 +3,17 @@
 // here has. Pure: the parameters come from a calibration file that lanes-calibrate measures.
 //
 // Link classes: on-node copies through shared memory (alpha_shm + bytes * beta_shm, one
-// process copying), and off-node messages on a rail (alpha_rail + bytes * beta_rail at the
-// rail's full rate). A rail's bandwidth is shared by the flows that use it at the same time, and
-// a node never injects faster than `node_bytes_per_s` over all its rails.
+// process copying), and off-node messages over the rails (alpha_rail + bytes / rate). A node's
+// k lanes together move B bytes/s (each rail at its own rate, a rail shared by the lanes on it,
+// all of them capped by `node_bytes_per_s`), shared by the flows that leave the node at the same
+// time. One flow is also bounded by the lanes it may use: a sender stripes a message over the
+// lanes it drives (k / n of them for n < k ranks per node, one otherwise), a leader that is
+// alone off its node over all of them, and a message below the striping threshold goes on one
+// lane. A transfer over r of k equal rails thus costs alpha + beta * m / r.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,11 +25,22 @@ struct MachineParams {
   double alpha_shm = 1.0e-6;       // s per on-node message
   double beta_shm = 1.0 / 4.0e9;   // s per byte copied on-node by one process
   double alpha_rail = 5.0e-6;      // s per off-node message
-  double beta_rail = 1.0 / 1.2e9;  // s per byte on one rail at full rate
+  double beta_rail = 1.0 / 1.2e9;  // s per byte on the fastest rail at full rate
   int rails = 1;                   // physical rails per node
-  double node_bytes_per_s = 0;     // per-node injection limit over all rails; 0: rails * rate
+  double node_bytes_per_s = 0;     // per-node injection limit over all rails; 0: none
+  std::vector<double> rail_rates;  // bytes/s of each rail; empty: all at 1 / beta_rail
+  double stripe_min_bytes = 0;     // smallest message striped over several rails; 0: auto
 
-  // "key value" lines (the calibration file); unknown keys are an error naming them.
+  // Bytes/s of physical rail r.
+  double rail_rate(int rail) const;
+  // Below this size a message goes on one rail: striping pays once the time saved on the wire,
+  // beta * m / 2 for two rails, exceeds a second message's start-up.
+  double stripe_threshold() const;
+  // Relative bandwidths of `count` rails for the layout (Layout::rail_weights), the fastest at
+  // 1000.
+  std::vector<std::uint32_t> rail_weights(int count) const;
+
+  // "key value..." lines (the calibration file); unknown keys are an error naming them.
   static MachineParams parse(const std::string& text);
   std::string to_text() const;
 };
@@ -40,9 +56,19 @@ struct CostInput {
   long long p() const { return nodes * ppn; }
 };
 
-// Time of one message of `bytes` on a rail used by `flows` concurrent flows of one node spread
-// over `lanes` lanes.
-double rail_time(double bytes, double flows, const CostInput& in, const MachineParams& m);
+// Which lanes one flow may use (see the header comment).
+enum class Spread : std::uint8_t {
+  one_lane,  // placed on one lane explicitly
+  driven,    // the lanes its sender drives
+  node,      // all of the node's lanes (a leader alone off its node)
+};
+
+// Bytes/s that all k lanes of a node move together.
+double node_rate(const CostInput& in, const MachineParams& m);
+// Time of one message of `bytes` leaving a node while `flows` flows (this one included) leave it
+// at the same time.
+double rail_time(double bytes, double flows, const CostInput& in, const MachineParams& m,
+                 Spread spread = Spread::driven);
 // Time of one on-node message of `bytes`.
 double shm_time(double bytes, const MachineParams& m);
 

@@ -19,13 +19,17 @@ Layout Layout::from_node_labels(const std::vector<int>& node_label_of_rank, int 
   if (node_label_of_rank.empty()) {
     throw Error(Errc::invalid_argument, "a layout needs at least one rank");
   }
-  if (lanes < 1) {
-    throw Error(Errc::invalid_argument,
-                "a layout needs at least one lane (got " + std::to_string(lanes) + ")");
+  if (lanes < 1 || lanes > kMaxLanes) {
+    throw Error(Errc::invalid_argument, "a layout needs 1 to " + std::to_string(kMaxLanes) +
+                                            " lanes (got " + std::to_string(lanes) + ")");
   }
   Layout layout;
   layout.size = static_cast<int>(node_label_of_rank.size());
   layout.num_lanes = lanes;
+  layout.num_rails = lanes;
+  layout.rail_numa.assign(static_cast<std::size_t>(lanes), -1);
+  layout.rail_weights.assign(static_cast<std::size_t>(lanes), 1);
+  layout.numa_of.assign(node_label_of_rank.size(), -1);
   layout.node_of.resize(node_label_of_rank.size());
   layout.local_rank_of.resize(node_label_of_rank.size());
   layout.lane_of.resize(node_label_of_rank.size());
@@ -40,7 +44,70 @@ Layout Layout::from_node_labels(const std::vector<int>& node_label_of_rank, int 
     layout.lane_of[rank] = static_cast<int>(ranks.size()) % lanes;
     ranks.push_back(rank);
   }
+  layout.spread_lanes();
   return layout;
+}
+
+std::uint64_t Layout::lane_weight(int lane) const {
+  const int rail = rail_of_lane(lane);
+  // Lanes rail, rail + R, ... below k share the rail.
+  const auto sharing = static_cast<std::uint64_t>((num_lanes - 1 - rail) / num_rails + 1);
+  return std::uint64_t{rail_weights[static_cast<std::size_t>(rail)]} * kMaxLanes / sharing;
+}
+
+std::uint64_t Layout::weight_of(LaneSet lanes) const {
+  std::uint64_t sum = 0;
+  lanes.each([&](int lane) { sum += lane_weight(lane); });
+  return sum;
+}
+
+int Layout::driver_of(int node, int lane) const {
+  for (const int r : node_ranks[static_cast<std::size_t>(node)]) {
+    if (lanes_of[static_cast<std::size_t>(r)].contains(lane)) return r;
+  }
+  throw Error(Errc::internal, "no rank of node " + std::to_string(node) + " drives lane " +
+                                  std::to_string(lane) + " in " + describe());
+}
+
+void Layout::spread_lanes() {
+  lanes_of.assign(static_cast<std::size_t>(size), LaneSet{});
+  for (const auto& ranks : node_ranks) {
+    LaneSet taken;
+    for (const int r : ranks) {
+      lanes_of[static_cast<std::size_t>(r)] = LaneSet::one(lane_of[static_cast<std::size_t>(r)]);
+      taken.add(lane_of[static_cast<std::size_t>(r)]);
+    }
+    // Lanes nobody has as primary: to the rank with the fewest lanes, NUMA-local ones first,
+    // ties by local rank.
+    for (int lane = 0; lane < num_lanes; ++lane) {
+      if (taken.contains(lane)) continue;
+      const int numa = rail_numa[static_cast<std::size_t>(rail_of_lane(lane))];
+      int best = -1;
+      for (const bool local_only : {true, false}) {
+        for (const int r : ranks) {
+          const auto i = static_cast<std::size_t>(r);
+          if (local_only && (numa < 0 || numa_of[i] != numa)) continue;
+          if (best < 0 || lanes_of[i].count() < lanes_of[static_cast<std::size_t>(best)].count()) {
+            best = r;
+          }
+        }
+        if (best >= 0) break;
+      }
+      lanes_of[static_cast<std::size_t>(best)].add(lane);
+    }
+  }
+}
+
+Layout Layout::with_lanes(int k) const {
+  if (k < 1 || k > kMaxLanes) {
+    throw Error(Errc::invalid_argument, "lanes must be 1.." + std::to_string(kMaxLanes) + " (got " +
+                                            std::to_string(k) + ")");
+  }
+  Layout l = *this;
+  l.num_lanes = k;
+  for (int& lane : l.lane_of) lane %= k;
+  l.spread_lanes();
+  return l;
 }
 
 Layout Layout::blocks(int size, int ranks_per_node, int lanes) {

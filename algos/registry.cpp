@@ -32,6 +32,9 @@ const std::vector<Algorithm>& all_algorithms() {
       {"k-lane", Collective::bcast, build_bcast_k_lane, nullptr,
        "k-ported over nodes with k ranks per node as the ports, then bcast on every node",
        cost_bcast_k_lane},
+      {"pipeline", Collective::bcast, build_bcast_pipeline, nullptr,
+       "one part per lane, pipelined in segments along a chain of the nodes on its lane",
+       cost_bcast_pipeline},
       // (end of bcast)
       // scatter
       {"binomial", Collective::scatter, build_scatter_binomial, nullptr,
@@ -68,6 +71,9 @@ const std::vector<Algorithm>& all_algorithms() {
       {"k-lane", Collective::alltoall, build_alltoall_k_lane, regular_layout,
        "N-1 node rounds of n steps to distinct remote ranks, then an on-node round",
        cost_alltoall_k_lane},
+      {"windowed", Collective::alltoall, build_alltoall_windowed, nullptr,
+       "pairwise steps with 2k in flight, so every lane of a node stays busy",
+       cost_alltoall_windowed},
       // (end of alltoall)
       // allgather
       {"linear", Collective::allgather, build_allgather_linear, nullptr,

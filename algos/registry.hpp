@@ -43,6 +43,7 @@ Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& a
 Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args);
 Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args);
 Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args);
+Schedule build_bcast_pipeline(const Layout& layout, const CollArgs& args);
 // (end of bcast)
 // scatter
 Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args);
@@ -61,6 +62,7 @@ Schedule build_alltoall_kported(const Layout& layout, const CollArgs& args);
 Schedule build_alltoall_bruck(const Layout& layout, const CollArgs& args);
 Schedule build_alltoall_full_lane(const Layout& layout, const CollArgs& args);
 Schedule build_alltoall_k_lane(const Layout& layout, const CollArgs& args);
+Schedule build_alltoall_windowed(const Layout& layout, const CollArgs& args);
 // (end of alltoall)
 // allgather
 Schedule build_allgather_linear(const Layout& layout, const CollArgs& args);
@@ -82,6 +84,7 @@ double cost_bcast_scatter_ring_bwsave(const CostInput& in, const MachineParams& 
 double cost_bcast_hierarchical(const CostInput& in, const MachineParams& m);
 double cost_bcast_full_lane(const CostInput& in, const MachineParams& m);
 double cost_bcast_k_lane(const CostInput& in, const MachineParams& m);
+double cost_bcast_pipeline(const CostInput& in, const MachineParams& m);
 double cost_scatter_linear(const CostInput& in, const MachineParams& m);
 double cost_scatter_kported(const CostInput& in, const MachineParams& m);
 double cost_scatter_full_lane(const CostInput& in, const MachineParams& m);
@@ -92,6 +95,7 @@ double cost_alltoall_kported(const CostInput& in, const MachineParams& m);
 double cost_alltoall_bruck(const CostInput& in, const MachineParams& m);
 double cost_alltoall_full_lane(const CostInput& in, const MachineParams& m);
 double cost_alltoall_k_lane(const CostInput& in, const MachineParams& m);
+double cost_alltoall_windowed(const CostInput& in, const MachineParams& m);
 double cost_allgather_ring(const CostInput& in, const MachineParams& m);
 double cost_allgather_recursive_doubling(const CostInput& in, const MachineParams& m);
 double cost_allgather_bruck(const CostInput& in, const MachineParams& m);

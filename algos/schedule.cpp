@@ -48,22 +48,22 @@ std::string region_text(const Region& r) {
 
 }  // namespace
 
-OpId Schedule::send(int peer, int lane, Region src, std::vector<OpId> deps, int round) {
+OpId Schedule::send(int peer, LaneSet lanes, Region src, std::vector<OpId> deps, int round) {
   Op op;
   op.kind = OpKind::send;
   op.peer = peer;
-  op.lane = lane;
+  op.lanes = lanes;
   op.src = src;
   op.round = round;
   op.deps = std::move(deps);
   return append(ops, std::move(op));
 }
 
-OpId Schedule::recv(int peer, int lane, Region dst, std::vector<OpId> deps, int round) {
+OpId Schedule::recv(int peer, LaneSet lanes, Region dst, std::vector<OpId> deps, int round) {
   Op op;
   op.kind = OpKind::recv;
   op.peer = peer;
-  op.lane = lane;
+  op.lanes = lanes;
   op.dst = dst;
   op.round = round;
   op.deps = std::move(deps);
@@ -122,8 +122,8 @@ std::string Schedule::dump() const {
         break;
     }
     if (op.kind != OpKind::copy) {
-      out += " lane " + std::to_string(op.lane) + " msg " + std::to_string(op.msg) + " round " +
-             std::to_string(op.round);
+      out += std::string(op.lanes.count() == 1 ? " lane " : " lanes ") + op.lanes.text() + " msg " +
+             std::to_string(op.msg) + " round " + std::to_string(op.round);
     }
     if (!op.deps.empty()) {
       out += " after ";

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "algos/lane_set.hpp"
+
 namespace lanes::algos {
 
 enum class Collective : std::uint8_t { bcast, scatter, alltoall, allgather, gather };
@@ -37,7 +39,7 @@ using OpId = std::uint32_t;
 struct Op {
   OpKind kind = OpKind::copy;
   int peer = -1;           // send/recv: communicator rank of the other side
-  int lane = 0;            // send/recv: lane to use when the peer is on another node
+  LaneSet lanes;           // send/recv off-node: the lanes it goes over (striped when several)
   Region src;              // send, copy
   Region dst;              // recv, copy
   std::uint32_t msg = 0;   // send/recv: index among messages between this pair (see finalize)
@@ -53,8 +55,10 @@ struct Schedule {
   // rank in any one round (k-ported algorithms); the simulator checks it.
   int ports = 0;
 
-  OpId send(int peer, int lane, Region src, std::vector<OpId> deps = {}, int round = 0);
-  OpId recv(int peer, int lane, Region dst, std::vector<OpId> deps = {}, int round = 0);
+  // A send and its receive name the same lanes: usually the lanes the sender drives
+  // (Layout::lanes_of[sender]), or one lane placed explicitly (LaneSet::one).
+  OpId send(int peer, LaneSet lanes, Region src, std::vector<OpId> deps = {}, int round = 0);
+  OpId recv(int peer, LaneSet lanes, Region dst, std::vector<OpId> deps = {}, int round = 0);
   OpId copy(Region src, Region dst, std::vector<OpId> deps = {});
   // Numbers messages per peer and direction; call once when the schedule is complete.
   void finalize();

@@ -140,8 +140,8 @@ class Simulation {
 
   SimResult run() {
     SimResult result;
-    if (!check_layout() || !check_ops() || !match() || !check_races() || !execute() ||
-        !check_output()) {
+    if (!check_layout() || !check_ops() || !match() || !check_driving() || !check_races() ||
+        !execute() || !check_output()) {
       result.error = error_;
       return result;
     }
@@ -192,17 +192,33 @@ class Simulation {
   bool check_layout() {
     const auto n = static_cast<std::size_t>(p_);
     if (p_ < 1 || layout_.node_of.size() != n || layout_.local_rank_of.size() != n ||
-        layout_.lane_of.size() != n) {
+        layout_.lane_of.size() != n || layout_.lanes_of.size() != n) {
       return fail("layout: size " + std::to_string(p_) + " does not match its per-rank tables");
+    }
+    if (layout_.num_lanes < 1 || layout_.num_lanes > kMaxLanes || layout_.num_rails < 1 ||
+        layout_.rail_weights.size() != static_cast<std::size_t>(layout_.num_rails)) {
+      return fail("layout: " + std::to_string(layout_.num_lanes) + " lanes over " +
+                  std::to_string(layout_.num_rails) + " rails with " +
+                  std::to_string(layout_.rail_weights.size()) + " rail weights");
+    }
+    for (const auto& ranks : layout_.node_ranks) {
+      LaneSet driven;
+      for (const int r : ranks) driven.bits |= layout_.lanes_of[r].bits;
+      if (driven != layout_.all_lanes()) {
+        return fail("layout: the ranks of node " + std::to_string(layout_.node_of[ranks.front()]) +
+                    " drive lanes " + driven.text() + " of " + std::to_string(layout_.num_lanes));
+      }
     }
     for (int r = 0; r < p_; ++r) {
       if (layout_.node_of[r] < 0 || layout_.node_of[r] >= layout_.num_nodes()) {
         return fail("layout: rank " + std::to_string(r) + " has no valid node");
       }
-      if (layout_.lane_of[r] < 0 || layout_.lane_of[r] >= layout_.num_lanes) {
-        return fail("layout: rank " + std::to_string(r) + " drives lane " +
-                    std::to_string(layout_.lane_of[r]) + " of " +
-                    std::to_string(layout_.num_lanes));
+      if (layout_.lane_of[r] < 0 || layout_.lane_of[r] >= layout_.num_lanes ||
+          !layout_.lanes_of[r].contains(layout_.lane_of[r]) ||
+          !layout_.lanes_of[r].subset_of(layout_.all_lanes())) {
+        return fail("layout: rank " + std::to_string(r) + " has primary lane " +
+                    std::to_string(layout_.lane_of[r]) + " and drives lanes " +
+                    layout_.lanes_of[r].text() + " of " + std::to_string(layout_.num_lanes));
       }
     }
     if (root_ < 0 || root_ >= p_) {
@@ -258,8 +274,8 @@ class Simulation {
             return fail(at(r, i) + op_text(op) + ": peer outside 0.." + std::to_string(p_ - 1));
           }
           if (op.peer == r) return fail(at(r, i) + op_text(op) + ": message to itself");
-          if (op.lane < 0 || op.lane >= layout_.num_lanes) {
-            return fail(at(r, i) + op_text(op) + ": lane " + std::to_string(op.lane) +
+          if (op.lanes.empty() || !op.lanes.subset_of(layout_.all_lanes())) {
+            return fail(at(r, i) + op_text(op) + ": lanes " + op.lanes.text() +
                         " but the layout has " + std::to_string(layout_.num_lanes));
           }
           if (s.rounds > 0 && (op.round < 0 || op.round >= s.rounds)) {
@@ -335,10 +351,10 @@ class Simulation {
                       " bytes but its recv (rank " + std::to_string(b) + " op " +
                       std::to_string(k) + ") expects " + std::to_string(recv.dst.bytes));
         }
-        if (recv.lane != send.lane) {
-          return fail(at(a, i) + op_text(send) + " uses lane " + std::to_string(send.lane) +
+        if (recv.lanes != send.lanes) {
+          return fail(at(a, i) + op_text(send) + " uses lanes " + send.lanes.text() +
                       " but its recv (rank " + std::to_string(b) + " op " + std::to_string(k) +
-                      ") uses lane " + std::to_string(recv.lane));
+                      ") uses lanes " + recv.lanes.text());
         }
         if (scheds_[a].rounds > 0 && scheds_[b].rounds > 0 && recv.round != send.round) {
           return fail(at(a, i) + op_text(send) + " is in round " + std::to_string(send.round) +
@@ -358,6 +374,42 @@ class Simulation {
           return fail(at(b, k) + op_text(ops[k]) + " has no matching send at rank " +
                       std::to_string(ops[k].peer));
         }
+      }
+    }
+    return true;
+  }
+
+  // A rank sends off its node only over lanes it drives, except in a round in which it is the
+  // only rank of its node sending off the node: then it may use any of the node's lanes.
+  bool check_driving() {
+    // (node, round) -> the first rank with an off-node send in it, or -2 once a second one has.
+    std::vector<std::vector<int>> sender(static_cast<std::size_t>(layout_.num_nodes()));
+    for (int r = 0; r < p_; ++r) {
+      const Schedule& s = scheds_[r];
+      auto& of_node = sender[static_cast<std::size_t>(layout_.node_of[r])];
+      for (const Op& op : s.ops) {
+        if (op.kind != OpKind::send || layout_.same_node(r, op.peer) || s.rounds <= 0) continue;
+        if (of_node.size() <= static_cast<std::size_t>(op.round)) {
+          of_node.resize(static_cast<std::size_t>(op.round) + 1, -1);
+        }
+        int& first = of_node[static_cast<std::size_t>(op.round)];
+        if (first == -1) first = r;
+        if (first != r) first = -2;
+      }
+    }
+    for (int r = 0; r < p_; ++r) {
+      const Schedule& s = scheds_[r];
+      for (std::size_t i = 0; i < s.ops.size(); ++i) {
+        const Op& op = s.ops[i];
+        if (op.kind != OpKind::send || layout_.same_node(r, op.peer)) continue;
+        if (op.lanes.subset_of(layout_.lanes_of[r])) continue;
+        const auto& of_node = sender[static_cast<std::size_t>(layout_.node_of[r])];
+        if (s.rounds > 0 && of_node[static_cast<std::size_t>(op.round)] == r) continue;
+        return fail(at(r, i) + op_text(op) + " uses lanes " + op.lanes.text() + ", but rank " +
+                    std::to_string(r) + " drives lanes " + layout_.lanes_of[r].text() +
+                    (s.rounds > 0 ? " and is not its node's only sender off the node in round " +
+                                        std::to_string(op.round)
+                                  : ""));
       }
     }
     return true;

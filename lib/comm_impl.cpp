@@ -197,10 +197,7 @@ const algos::Layout& CommImpl::layout_with_lanes(int lanes) {
   if (lanes <= 0 || lanes == layout_.num_lanes) return layout_;
   auto it = layouts_by_lanes_.find(lanes);
   if (it == layouts_by_lanes_.end()) {
-    algos::Layout l = layout_;
-    l.num_lanes = lanes;
-    for (int& lane : l.lane_of) lane %= lanes;
-    it = layouts_by_lanes_.emplace(lanes, std::move(l)).first;
+    it = layouts_by_lanes_.emplace(lanes, layout_.with_lanes(lanes)).first;
   }
   return it->second;
 }
@@ -431,9 +428,15 @@ std::shared_ptr<CommImpl> CommImpl::member_comm(const std::vector<int>& members,
     world.push_back(world_rank_of_[static_cast<std::size_t>(m)]);
   }
   algos::Layout sub = algos::Layout::from_node_labels(labels, layout_.num_lanes);
+  sub.num_rails = layout_.num_rails;
+  sub.rail_numa = layout_.rail_numa;
+  sub.rail_weights = layout_.rail_weights;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    sub.lane_of[i] = layout_.lane_of[static_cast<std::size_t>(members[i])];  // same rail as before
+    const auto m = static_cast<std::size_t>(members[i]);
+    sub.lane_of[i] = layout_.lane_of[m];  // the same primary rail as before
+    sub.numa_of[i] = layout_.numa_of[m];
   }
+  sub.spread_lanes();  // a node with fewer members: each drives more lanes
   leader_new_rank =
       sub.node_ranks[static_cast<std::size_t>(sub.node_of[static_cast<std::size_t>(new_rank)])]
           .front();

@@ -105,7 +105,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
                                const CallOptions& options, const algos::Layout& layout) const;
   std::string model_choice(algos::Collective coll, std::size_t bytes, const algos::Layout& layout,
                            const char* fallback) const;
-  // The layout with k lanes (per-call option); lane of a rank = its rail mod k.
+  // The layout with k lanes (per-call option): primaries mod k, driven lanes spread anew.
   const algos::Layout& layout_with_lanes(int lanes);
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
   // argument error (empty if none); every rank throws if any rank has one.

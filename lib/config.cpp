@@ -3,6 +3,7 @@
 #include <unistd.h>  // environ
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <lanes/error.hpp>
 #include <sstream>
@@ -20,6 +21,10 @@ const std::vector<ConfigVar>& config_table() {
        "Emulate nodes on one host: consecutive blocks of n ranks form a node. 0: nodes as the "
        "launcher reports them."},
       {"LANES_LANES", "0", "Number of lanes k the algorithms use. 0: the number of rails."},
+      {"LANES_RAIL_WEIGHTS", "",
+       "Relative bandwidth of each rail, comma-separated in rail order (e.g. 100,50): striping "
+       "splits a message in these proportions and the cost model uses them (rank 0's are used "
+       "everywhere). Empty: the rail rates of LANES_CALIBRATION, else equal rails."},
       {"LANES_PROGRESS", "auto",
        "How a waiting process polls: spin (busy poll), yield (poll, then sched_yield when idle), "
        "wait (sleep on the rails' event descriptors when only rails are pending). auto: spin "
@@ -84,6 +89,16 @@ long parse_int(const char* name, const std::string& v, long lo, long hi) {
   return x;
 }
 
+double parse_positive(const char* name, const std::string& whole, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || errno != 0 || *end != '\0' || !std::isfinite(x) || x <= 0) {
+    bad(name, whole, "comma-separated positive numbers");
+  }
+  return x;
+}
+
 bool parse_bool(const char* name, const std::string& v) {
   if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
   if (v == "0" || v == "no" || v == "false" || v == "off") return false;
@@ -116,6 +131,11 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     c.node_size = static_cast<int>(parse_int("LANES_NODE_SIZE", *v, 0, 1 << 20));
   }
   if (auto v = get("LANES_LANES")) c.lanes = static_cast<int>(parse_int("LANES_LANES", *v, 0, 64));
+  if (auto v = get("LANES_RAIL_WEIGHTS"); v && !v->empty()) {
+    for (const std::string& w : split_list("LANES_RAIL_WEIGHTS", *v)) {
+      c.rail_weights.push_back(parse_positive("LANES_RAIL_WEIGHTS", *v, w));
+    }
+  }
   if (auto v = get("LANES_PROGRESS")) {
     if (*v == "spin")
       c.progress = ProgressMode::spin;

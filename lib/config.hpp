@@ -25,6 +25,7 @@ struct Config {
   std::optional<std::vector<std::string>> rails;  // LANES_RAILS
   int node_size = 0;                              // LANES_NODE_SIZE (0: from the bootstrap)
   int lanes = 0;                                  // LANES_LANES (0: number of rails)
+  std::vector<double> rail_weights;               // LANES_RAIL_WEIGHTS (empty: calibration)
   ProgressMode progress = ProgressMode::automatic;
   std::string ucx_tls = "^sm";
   CmaMode cma = CmaMode::automatic;

@@ -1,11 +1,13 @@
 #include "lib/executor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 
 #include "lib/comm_impl.hpp"
 #include "lib/runtime_impl.hpp"
+#include "transport/stripe.hpp"
 #include "transport/xfer.hpp"
 
 namespace lanes::detail {
@@ -116,19 +118,52 @@ void Execution::start(OpId id) {
             ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes)
             : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes);
   } else {
-    transport::Rails& rails = comm_->runtime().rails();
-    const std::size_t rail = static_cast<std::size_t>(op.lane) % rails.count();
-    transport::MessageKey key;
-    key.comm = comm_->id();
-    key.seq = seq_;
-    key.src = static_cast<std::uint32_t>(is_send ? comm_->rank() : op.peer);
-    key.index = op.msg;
-    const std::uint64_t tag = transport::make_tag(key);
-    const int world_peer = comm_->world_rank(op.peer);
-    transfers_[id] = is_send ? rails.send(rail, world_peer, tag, data, bytes)
-                             : rails.recv(rail, world_peer, tag, data, bytes);
+    transfers_[id] = start_off_node(op, data, bytes);
   }
   running_.push_back(id);
+}
+
+Execution::Transfer Execution::start_off_node(const Op& op, std::byte* data, std::size_t bytes) {
+  transport::Rails& rails = comm_->runtime().rails();
+  const algos::Layout& layout = comm_->layout();
+  const bool is_send = op.kind == OpKind::send;
+  transport::MessageKey key;
+  key.comm = comm_->id();
+  key.seq = seq_;
+  key.src = static_cast<std::uint32_t>(is_send ? comm_->rank() : op.peer);
+  key.index = op.msg;
+  const std::uint64_t tag = transport::make_tag(key);
+  const int world_peer = comm_->world_rank(op.peer);
+  const auto post = [&](std::size_t rail, std::byte* at, std::size_t n) {
+    return is_send ? rails.send(rail, world_peer, tag, at, n)
+                   : rails.recv(rail, world_peer, tag, at, n);
+  };
+  // The distinct rails behind the lanes, in lane order. Parts on different rails share the tag:
+  // every rail has its own worker, so they cannot match each other.
+  std::array<std::size_t, algos::kMaxLanes> rail_of{};
+  std::array<std::uint32_t, algos::kMaxLanes> weight{};
+  std::size_t n = 0;
+  op.lanes.each([&](int lane) {
+    const std::size_t rail = static_cast<std::size_t>(layout.rail_of_lane(lane)) % rails.count();
+    if (std::find(rail_of.begin(), rail_of.begin() + static_cast<std::ptrdiff_t>(n), rail) !=
+        rail_of.begin() + static_cast<std::ptrdiff_t>(n)) {
+      return;
+    }
+    rail_of[n] = rail;
+    weight[n] = layout.rail_weights[rail % layout.rail_weights.size()];
+    ++n;
+  });
+  if (n <= 1 || static_cast<double>(bytes) < comm_->runtime().machine().stripe_threshold()) {
+    return post(rail_of[0], data, bytes);
+  }
+  Striped parts;
+  parts.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const transport::StripePart part =
+        transport::stripe_part(bytes, std::span(weight.data(), n), i);
+    if (part.bytes > 0) parts.push_back(post(rail_of[i], data + part.offset, part.bytes));
+  }
+  return parts;
 }
 
 void Execution::complete(OpId id) {
@@ -176,6 +211,16 @@ bool Execution::advance(bool& progressed) {
     transport::XferState st = transport::XferState::pending;
     if (auto* r = std::get_if<transport::RailRequest>(&transfers_[id])) {
       st = r->test(why);
+    } else if (auto* parts = std::get_if<Striped>(&transfers_[id])) {
+      st = transport::XferState::done;
+      for (auto& part : *parts) {
+        const transport::XferState one = part.test(why);
+        if (one == transport::XferState::failed) {
+          st = one;
+          break;
+        }
+        if (one == transport::XferState::pending) st = one;
+      }
     } else if (auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id])) {
       st = s->test(why);
     }

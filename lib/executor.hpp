@@ -1,6 +1,7 @@
 // The executor: runs one rank's schedule over the transport as a nonblocking state machine.
 // Ops start when their dependencies completed; sends and receives to peers on this node go
-// through the node's shared-memory channels, all others over the op's lane (rail) with UCX.
+// through the node's shared-memory channels, all others over the rails behind the op's lanes with
+// UCX, striped over several rails in proportion to their bandwidths.
 #pragma once
 
 #include <cstddef>
@@ -60,9 +61,14 @@ class Execution {
   CommImpl& comm() const { return *comm_; }
 
  private:
-  using Transfer = std::variant<std::monostate, transport::RailRequest, transport::ShmTransfer>;
+  // An off-node message striped over several rails is one RailRequest per part.
+  using Striped = std::vector<transport::RailRequest>;
+  using Transfer =
+      std::variant<std::monostate, transport::RailRequest, Striped, transport::ShmTransfer>;
   std::byte* address(const algos::Region& r) const;
   void start(algos::OpId id);
+  // Posts an off-node send or receive of `op` over the rails behind its lanes.
+  Transfer start_off_node(const algos::Op& op, std::byte* data, std::size_t bytes);
   void complete(algos::OpId id);
   void fail(algos::OpId id, Errc code, const std::string& why);
 

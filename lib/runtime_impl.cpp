@@ -44,6 +44,8 @@ std::vector<std::byte> encode(const StartupRecord& rec, std::span<const std::byt
   }
   w.put_string(rec.calibration);
   w.put_string(rec.rules);
+  w.put(static_cast<std::uint32_t>(rec.rail_weights.size()));
+  for (const double x : rec.rail_weights) w.put(x);
   w.put_bytes(addresses);
   return w.take();
 }
@@ -65,6 +67,8 @@ StartupRecord decode(std::span<const std::byte> bytes, std::vector<std::byte>& a
   }
   rec.calibration = r.get_string();
   rec.rules = r.get_string();
+  const auto weights = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < weights; ++i) rec.rail_weights.push_back(r.get<double>());
   auto a = r.get_bytes();
   addresses.assign(a.begin(), a.end());
   return rec;
@@ -123,6 +127,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
       mine.rules = read_file("LANES_RULES", config_.rules, "");
       (void)Rules::parse(mine.rules);
     }
+    mine.rail_weights = config_.rail_weights;
   }
 
   transport::RailOptions options;
@@ -140,13 +145,25 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     records.push_back(decode(all[static_cast<std::size_t>(r)], addresses));
     rails_->set_peer_addresses(r, addresses);
   }
-  algos::Layout layout = build_world_layout(records, config_.node_size, config_.lanes);
-  connect_off_node_peers(layout, rank);
   machine_ = algos::MachineParams::parse(records.front().calibration);
   rules_ = Rules::parse(records.front().rules);
-  if (records.front().calibration.find("rails") == std::string::npos) {
-    machine_.rails = static_cast<int>(records.front().rails.size());
+  const int num_rails = static_cast<int>(records.front().rails.size());
+  if (records.front().calibration.find("rails") == std::string::npos) machine_.rails = num_rails;
+  const std::vector<double>& weights = records.front().rail_weights;
+  if (!weights.empty()) {  // LANES_RAIL_WEIGHTS: relative rates, the fastest at 1 / beta_rail
+    if (weights.size() != static_cast<std::size_t>(num_rails)) {
+      throw Error(Errc::invalid_argument,
+                  "LANES_RAIL_WEIGHTS gives " + std::to_string(weights.size()) +
+                      " weights but there are " + std::to_string(num_rails) +
+                      " rails: give one weight per rail, in the order of LANES_RAILS");
+    }
+    const double fastest = *std::max_element(weights.begin(), weights.end());
+    machine_.rail_rates.clear();
+    for (const double w : weights) machine_.rail_rates.push_back(w / fastest / machine_.beta_rail);
   }
+  algos::Layout layout = build_world_layout(records, config_.node_size, config_.lanes,
+                                            machine_.rail_weights(num_rails));
+  connect_off_node_peers(layout, rank);
 
   // Busy polling starves peers when a host runs more processes than it has cores.
   progress_ = config_.progress;
@@ -313,10 +330,15 @@ std::string RuntimeImpl::describe() const {
     o << "\n";
     for (int r : ranks) {
       const auto& p = peers_[static_cast<std::size_t>(r)];
-      const int lane = lay.lane_of[static_cast<std::size_t>(r)];
+      const algos::LaneSet lanes = lay.lanes_of[static_cast<std::size_t>(r)];
+      std::string rails;
+      lanes.each([&](int lane) {
+        rails += (rails.empty() ? "" : ",") +
+                 p.rails[static_cast<std::size_t>(lay.rail_of_lane(lane)) % p.rails.size()];
+      });
       o << "  rank " << r << ": local rank " << lay.local_rank_of[static_cast<std::size_t>(r)]
-        << ", numa " << p.numa << ", drives lane " << lane << " (rail "
-        << p.rails[static_cast<std::size_t>(lane) % p.rails.size()] << ")\n";
+        << ", numa " << p.numa << ", drives lane" << (lanes.count() == 1 ? " " : "s ")
+        << lanes.text() << " (rail" << (lanes.count() == 1 ? " " : "s ") << rails << ")\n";
     }
   }
   if (rails_) {

@@ -17,7 +17,7 @@ std::string rail_list(const std::vector<topo::NetDevice>& rails) {
 }  // namespace
 
 algos::Layout build_world_layout(const std::vector<StartupRecord>& records, int node_size,
-                                 int lanes) {
+                                 int lanes, const std::vector<std::uint32_t>& rail_weights) {
   const int p = static_cast<int>(records.size());
   const std::size_t rails = records.front().rails.size();
   for (int r = 1; r < p; ++r) {
@@ -81,7 +81,20 @@ algos::Layout build_world_layout(const std::vector<StartupRecord>& records, int 
     }
   }
 
-  // Rail each rank drives: NUMA-nearest first, then round robin (topo::assign_rails).
+  // The rails: rank 0's NUMA locality (every node is taken to be alike) and the weights.
+  layout.num_rails = static_cast<int>(rails);
+  layout.rail_numa.clear();
+  for (const auto& d : records.front().rails) layout.rail_numa.push_back(d.numa_node);
+  if (rail_weights.size() != rails) {
+    throw Error(Errc::internal, std::to_string(rail_weights.size()) + " rail weights for " +
+                                    std::to_string(rails) + " rails");
+  }
+  layout.rail_weights = rail_weights;
+  for (int r = 0; r < p; ++r) {
+    layout.numa_of[static_cast<std::size_t>(r)] = records[static_cast<std::size_t>(r)].numa;
+  }
+  // Primary lane of each rank: NUMA-nearest rail first, then round robin (topo::assign_rails);
+  // the lanes nobody has as primary go to the ranks with the fewest (Layout::spread_lanes).
   for (const auto& ranks : layout.node_ranks) {
     std::vector<int> numa;
     for (int r : ranks) numa.push_back(records[static_cast<std::size_t>(r)].numa);
@@ -91,6 +104,7 @@ algos::Layout build_world_layout(const std::vector<StartupRecord>& records, int 
       layout.lane_of[static_cast<std::size_t>(ranks[i])] = rail_of[i] % k;
     }
   }
+  layout.spread_lanes();
   return layout;
 }
 

@@ -1,7 +1,9 @@
 // Builds the world Layout from what every process reported at start-up: nodes from the
-// launcher (or LANES_NODE_SIZE), local ranks, rail counts, and the rail each rank drives.
+// launcher (or LANES_NODE_SIZE), local ranks, the rails with their NUMA nodes and weights, and
+// the lanes each rank drives.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,13 +18,15 @@ struct StartupRecord {
   int numa = -1;
   int cores = 1;
   std::vector<topo::NetDevice> rails;
-  std::string calibration;  // cost-model parameters (rank 0's are used by everyone)
-  std::string rules;        // selection rules, JSON (rank 0's are used by everyone)
+  std::string calibration;           // cost-model parameters (rank 0's are used by everyone)
+  std::string rules;                 // selection rules, JSON (rank 0's are used by everyone)
+  std::vector<double> rail_weights;  // LANES_RAIL_WEIGHTS (rank 0's are used by everyone)
 };
 
-// Throws lanes::Error(invalid_argument) for a LANES_NODE_SIZE that spans hosts and
+// `rail_weights`: relative bandwidth of each rail (one per rail). Throws
+// lanes::Error(invalid_argument) for a LANES_NODE_SIZE that spans hosts and
 // lanes::Error(topology) when processes have different numbers of rails.
 algos::Layout build_world_layout(const std::vector<StartupRecord>& records, int node_size,
-                                 int lanes);
+                                 int lanes, const std::vector<std::uint32_t>& rail_weights);
 
 }  // namespace lanes::detail

@@ -44,7 +44,7 @@ Schedule build_allgather_bruck(const Layout& layout, const CollArgs& args) {
   s.rounds = rounds;
   s.ports = 1;
   s.scratch_bytes = blocks(p);
-  const int lane = layout.lane_of[r];
+  const LaneSet lane = layout.lanes_of[r];
   std::vector<OpId> prev;
   if (rounds > 1) prev.push_back(s.copy(mine, {Buffer::scratch, 0, b}));
   for (int j = 0; j < rounds; ++j) {
@@ -55,7 +55,7 @@ Schedule build_allgather_bruck(const Layout& layout, const CollArgs& args) {
     const OpId snd = j == 0 ? s.send(to, lane, mine, {}, j)
                             : s.send(to, lane, {Buffer::scratch, 0, blocks(count)}, prev, j);
     const OpId rcv =
-        s.recv(from, layout.lane_of[from], {Buffer::scratch, blocks(bit), blocks(count)}, prev, j);
+        s.recv(from, layout.lanes_of[from], {Buffer::scratch, blocks(bit), blocks(count)}, prev, j);
     prev = {snd, rcv};
   }
   // T[i] -> receive block (r+i) mod p.

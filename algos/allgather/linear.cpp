@@ -37,8 +37,8 @@ Schedule build_allgather_linear(const Layout& layout, const CollArgs& args) {
   for (int i = 1; i < p; ++i) {
     const int to = (r + i) % p;
     const int from = (r - i + p) % p;
-    s.send(to, layout.lane_of[r], mine, {}, i - 1);
-    s.recv(from, layout.lane_of[from], {Buffer::recv, block(from), b}, {}, i - 1);
+    s.send(to, layout.lanes_of[r], mine, {}, i - 1);
+    s.recv(from, layout.lanes_of[from], {Buffer::recv, block(from), b}, {}, i - 1);
   }
   s.rounds = p - 1;
   s.finalize();

@@ -10,8 +10,9 @@
 //      places the blocks, its own included, into the node's combined block of n_c * m bytes.
 //   2. Ring among the leaders (N-1 rounds): in step s the leader of node c sends the combined
 //      block of node c-s mod N to the leader of node c+1 mod N and receives that of node
-//      c-s-1 mod N from the leader of node c-1 mod N, on the sender's lane; each step starts
-//      after the previous one's send and receive completed.
+//      c-s-1 mod N from the leader of node c-1 mod N, striped over all of the node's lanes (the
+//      leader is its node's only rank off the node); each step starts after the previous one's
+//      send and receive completed.
 //   3. Broadcast (one round): the leader sends the whole result, p * m bytes, to every other
 //      rank of its node at once.
 //   The combined blocks live in the receive buffer, when the ranks are numbered node by node, so
@@ -22,7 +23,7 @@
 // Cost: (N-1) * alpha + (p - n_c) * beta * m off node (along the ring), plus on node
 // 2 * alpha_node + (n_c - 1) * beta_node * m for the gather and (n_c - 1) * p * beta_node * m
 // for the broadcast when the leader's sends share its memory bandwidth. Only one message per node
-// pair leaves each node, on the leader's lane.
+// pair leaves each node, over all of its lanes.
 //
 // Applies: any p and any layout; for small and medium blocks on many-rank nodes.
 #include <vector>
@@ -80,11 +81,11 @@ Schedule build_allgather_node_aware(const Layout& layout, const CollArgs& args) 
   const int a = layout.node_of[r];
   const std::vector<int>& mates = layout.node_ranks[a];
   const int leader = mates.front();
-  const int lane = layout.lane_of[r];
+  const LaneSet lane = layout.lanes_of[r];
 
   if (r != leader) {
     s.send(leader, lane, {Buffer::send, 0, b}, {}, gather_round);
-    const OpId rcv = s.recv(leader, layout.lane_of[leader], all, {}, bcast_round);
+    const OpId rcv = s.recv(leader, layout.lanes_of[leader], all, {}, bcast_round);
     if (!ordered) unpack({rcv});
     s.finalize();
     return s;
@@ -92,15 +93,15 @@ Schedule build_allgather_node_aware(const Layout& layout, const CollArgs& args) 
   std::vector<OpId> prev = {s.copy({Buffer::send, 0, b}, {work, blocks(pos(r)), b})};
   for (std::size_t l = 1; l < mates.size(); ++l) {
     const int m = mates[l];
-    prev.push_back(s.recv(m, layout.lane_of[m], {work, blocks(pos(m)), b}, {}, gather_round));
+    prev.push_back(s.recv(m, layout.lanes_of[m], {work, blocks(pos(m)), b}, {}, gather_round));
   }
   const int right = layout.node_ranks[(a + 1) % nodes].front();
   const int left = layout.node_ranks[(a - 1 + nodes) % nodes].front();
   for (int step = 0; step + 1 < nodes; ++step) {
     const int out = (a - step + nodes) % nodes;
     const int in = (a - step - 1 + nodes) % nodes;
-    const OpId snd = s.send(right, lane, node_region(out), prev, ring_first + step);
-    const OpId rcv = s.recv(left, layout.lane_of[left], node_region(in), prev, ring_first + step);
+    const OpId snd = s.send(right, layout.all_lanes(), node_region(out), prev, ring_first + step);
+    const OpId rcv = s.recv(left, layout.all_lanes(), node_region(in), prev, ring_first + step);
     prev = {snd, rcv};
   }
   for (std::size_t l = 1; l < mates.size(); ++l) s.send(mates[l], lane, all, prev, bcast_round);
@@ -118,7 +119,7 @@ double cost_allgather_node_aware(const CostInput& in, const MachineParams& m) {
   const auto b = static_cast<double>(in.bytes);
   const double local =
       in.ppn > 1 ? shm_time((n - 1) * b, m) + shm_time((n - 1) * nodes * n * b, m) : 0.0;
-  return local + (nodes - 1) * rail_time(n * b, 1.0, in, m);
+  return local + (nodes - 1) * rail_time(n * b, 1.0, in, m, Spread::node);
 }
 
 }  // namespace lanes::algos

@@ -47,13 +47,13 @@ Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs
   const int first = extra > 0 ? 1 : 0;  // first doubling round
   s.rounds = levels + (extra > 0 ? 2 : 0);
   s.ports = 1;
-  const int lane = layout.lane_of[r];
+  const LaneSet lane = layout.lanes_of[r];
   const Region everything{Buffer::recv, 0, blocks(p)};
 
   if (r < 2 * extra && r % 2 == 1) {
     // Folded: hand the block over, get everything back at the end.
     s.send(r - 1, lane, {Buffer::send, 0, b}, {}, 0);
-    s.recv(r - 1, layout.lane_of[r - 1], everything, {}, s.rounds - 1);
+    s.recv(r - 1, layout.lanes_of[r - 1], everything, {}, s.rounds - 1);
     s.finalize();
     return s;
   }
@@ -62,7 +62,7 @@ Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs
   const int v = r < 2 * extra ? r / 2 : r - extra;
   std::vector<OpId> prev = {s.copy({Buffer::send, 0, b}, own)};
   if (r < 2 * extra) {
-    prev.push_back(s.recv(r + 1, layout.lane_of[r + 1], {Buffer::recv, blocks(r + 1), b}, {}, 0));
+    prev.push_back(s.recv(r + 1, layout.lanes_of[r + 1], {Buffer::recv, blocks(r + 1), b}, {}, 0));
   }
   for (int j = 0; j < levels; ++j) {
     const int size = 1 << j;
@@ -75,7 +75,7 @@ Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs
     const bool just_mine = out == own;
     const OpId snd = just_mine ? s.send(peer, lane, {Buffer::send, 0, b}, {}, first + j)
                                : s.send(peer, lane, out, prev, first + j);
-    const OpId rcv = s.recv(peer, layout.lane_of[peer], in, prev, first + j);
+    const OpId rcv = s.recv(peer, layout.lanes_of[peer], in, prev, first + j);
     prev = {snd, rcv};
   }
   if (r < 2 * extra) s.send(r + 1, lane, everything, prev, s.rounds - 1);

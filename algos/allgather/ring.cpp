@@ -39,8 +39,8 @@ Schedule build_allgather_ring(const Layout& layout, const CollArgs& args) {
     const Region out =
         step == 0 ? Region{Buffer::send, 0, b} : Region{Buffer::recv, block((r - step + p) % p), b};
     const int in = (r - step - 1 + p) % p;
-    const OpId snd = s.send(right, layout.lane_of[r], out, prev, step);
-    const OpId rcv = s.recv(left, layout.lane_of[left], {Buffer::recv, block(in), b}, prev, step);
+    const OpId snd = s.send(right, layout.lanes_of[r], out, prev, step);
+    const OpId rcv = s.recv(left, layout.lanes_of[left], {Buffer::recv, block(in), b}, prev, step);
     prev = {snd, rcv};
   }
   s.rounds = p - 1;

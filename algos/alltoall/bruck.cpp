@@ -76,7 +76,7 @@ Schedule build_alltoall_bruck(const Layout& layout, const CollArgs& args) {
   const auto slot = [p, r](int i) { return ((r - i) % p + p) % p; };
   s.copy({Buffer::send, blocks(r), b}, {Buffer::recv, blocks(r), b});
   const int steps = ceil_log2(p);
-  const int lane = layout.lane_of[r];
+  const LaneSet lane = layout.lanes_of[r];
 
   // Where each position's block is now, the op that put it there, and whether it is in place.
   std::vector<Region> at(static_cast<std::size_t>(p));
@@ -117,7 +117,7 @@ Schedule build_alltoall_bruck(const Layout& layout, const CollArgs& args) {
     const bool in_place = top < 2 * bit && slot(top) + count <= p;
     const Region dst = in_place ? Region{Buffer::recv, blocks(slot(top)), blocks(count)}
                                 : Region{Buffer::scratch, scratch, blocks(count)};
-    const OpId rcv = s.recv(from, layout.lane_of[from], dst, {}, j);
+    const OpId rcv = s.recv(from, layout.lanes_of[from], dst, {}, j);
     for (int x = 0; x < count; ++x) {
       const int i = moving[x];
       at[i] = {dst.buffer, dst.offset + blocks(x), b};

@@ -70,7 +70,7 @@ Schedule build_alltoall_full_lane(const Layout& layout, const CollArgs& args) {
   const auto blocks = [b](int count) { return static_cast<std::size_t>(count) * b; };
   const auto send_block = [&](int rank) { return Region{Buffer::send, blocks(rank), b}; };
   const auto recv_block = [&](int rank) { return Region{Buffer::recv, blocks(rank), b}; };
-  const int lane = layout.lane_of[r];
+  const LaneSet lane = layout.lanes_of[r];
 
   // Scratch: packs and receipts of phase 1 ((n-1) * N blocks each), the combined blocks
   // (N-1 nodes of n blocks), and receipts of phase 2 for nodes whose ranks are not consecutive.
@@ -109,7 +109,7 @@ Schedule build_alltoall_full_lane(const Layout& layout, const CollArgs& args) {
     const int from = rank_at(a, from_local);
     if (!combine) {
       const OpId snd = s.send(to, lane, send_block(to), prev, round);
-      const OpId rcv = s.recv(from, layout.lane_of[from], recv_block(from), prev, round);
+      const OpId rcv = s.recv(from, layout.lanes_of[from], recv_block(from), prev, round);
       prev = {snd, rcv};
       continue;
     }
@@ -122,7 +122,7 @@ Schedule build_alltoall_full_lane(const Layout& layout, const CollArgs& args) {
     const OpId snd = s.send(to, lane, {Buffer::scratch, pack, blocks(nodes)}, deps, round);
     const std::size_t receipt = receipt_base + blocks(round * nodes);
     const OpId rcv =
-        s.recv(from, layout.lane_of[from], {Buffer::scratch, receipt, blocks(nodes)}, prev, round);
+        s.recv(from, layout.lanes_of[from], {Buffer::scratch, receipt, blocks(nodes)}, prev, round);
     for (int c = 0; c < nodes; ++c) {
       const Region src{Buffer::scratch, receipt + blocks(c), b};
       if (c == a) {
@@ -152,11 +152,11 @@ Schedule build_alltoall_full_lane(const Layout& layout, const CollArgs& args) {
     const std::vector<int>& sources = layout.node_ranks[c_from];
     OpId rcv = 0;
     if (consecutive(sources)) {
-      rcv = s.recv(from, layout.lane_of[from], {Buffer::recv, blocks(sources.front()), blocks(n)},
+      rcv = s.recv(from, layout.lanes_of[from], {Buffer::recv, blocks(sources.front()), blocks(n)},
                    prev, round);
     } else {
       const std::size_t at = scattered_base + blocks((t - 1) * n);
-      rcv = s.recv(from, layout.lane_of[from], {Buffer::scratch, at, blocks(n)}, prev, round);
+      rcv = s.recv(from, layout.lanes_of[from], {Buffer::scratch, at, blocks(n)}, prev, round);
       // Copy runs of consecutive ranks at once.
       for (int l = 0; l < n;) {
         int run = 1;

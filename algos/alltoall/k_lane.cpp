@@ -47,7 +47,7 @@ Schedule build_alltoall_k_lane(const Layout& layout, const CollArgs& args) {
   const int i = layout.local_rank_of[r];
   const auto rank_at = [&layout](int c, int l) { return layout.node_ranks[c][l]; };
   const auto block = [b](int j) { return static_cast<std::size_t>(j) * b; };
-  const int lane = layout.lane_of[r];
+  const LaneSet lane = layout.lanes_of[r];
   s.ops.reserve(2 * static_cast<std::size_t>(layout.size) - 1);
   s.copy({Buffer::send, block(r), b}, {Buffer::recv, block(r), b});
 
@@ -61,7 +61,7 @@ Schedule build_alltoall_k_lane(const Layout& layout, const CollArgs& args) {
       const int from = rank_at(c_from, (i - step + n) % n);
       const OpId snd = s.send(to, lane, {Buffer::send, block(to), b}, prev, round);
       const OpId rcv =
-          s.recv(from, layout.lane_of[from], {Buffer::recv, block(from), b}, prev, round);
+          s.recv(from, layout.lanes_of[from], {Buffer::recv, block(from), b}, prev, round);
       prev = {snd, rcv};
     }
   }
@@ -70,7 +70,7 @@ Schedule build_alltoall_k_lane(const Layout& layout, const CollArgs& args) {
     const int to = rank_at(a, (i + step) % n);
     const int from = rank_at(a, (i - step + n) % n);
     s.send(to, lane, {Buffer::send, block(to), b}, prev, node_rounds);
-    s.recv(from, layout.lane_of[from], {Buffer::recv, block(from), b}, prev, node_rounds);
+    s.recv(from, layout.lanes_of[from], {Buffer::recv, block(from), b}, prev, node_rounds);
   }
   s.rounds = node_rounds + (n > 1 ? 1 : 0);
   s.finalize();

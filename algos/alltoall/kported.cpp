@@ -7,14 +7,15 @@
 // Phases: the own block is copied from the send to the receive buffer. Then, in rounds
 // t = 0..R-1 with R = ceil((p-1)/k), port i = 0..k-1 handles the shift d = t*k + i + 1 (while
 // d <= p-1): rank r sends block (r+d) mod p to rank (r+d) mod p and receives block r of rank
-// (r-d) mod p into block (r-d) mod p, on lane i. All 2k operations of a round are posted
-// together, after every operation of the previous round completed. k = layout.num_lanes.
+// (r-d) mod p into block (r-d) mod p, over the lanes the sender drives. All 2k operations of a
+// round are posted together, after every operation of the previous round completed. k =
+// layout.num_lanes.
 //
 // Cost: ceil((p-1)/k) * (alpha + beta * m) for blocks of m bytes in the k-ported model (each
 // round moves k blocks in and k out concurrently); every block travels exactly once.
 //
-// Applies: any p and any layout. Port i always uses lane i, so with k lanes every rank drives
-// all lanes at once; on-node messages ignore the lane.
+// Applies: any p and any layout. A rank's k concurrent sends share the lanes it drives (all of
+// them with one rank per node); on-node messages ignore the lanes.
 #include <algorithm>
 #include <vector>
 
@@ -45,8 +46,9 @@ Schedule build_alltoall_kported(const Layout& layout, const CollArgs& args) {
       if (d > p - 1) break;
       const int to = (r + d) % p;
       const int from = (r - d + p) % p;
-      current.push_back(s.send(to, port, {Buffer::send, block(to), b}, prev, t));
-      current.push_back(s.recv(from, port, {Buffer::recv, block(from), b}, prev, t));
+      current.push_back(s.send(to, layout.lanes_of[r], {Buffer::send, block(to), b}, prev, t));
+      current.push_back(
+          s.recv(from, layout.lanes_of[from], {Buffer::recv, block(from), b}, prev, t));
     }
     prev.swap(current);
   }

@@ -38,9 +38,9 @@ Schedule build_alltoall_pairwise(const Layout& layout, const CollArgs& args) {
   for (int step = 1; step < p; ++step) {
     const int to = (r + step) % p;
     const int from = (r - step + p) % p;
-    const OpId snd = s.send(to, layout.lane_of[r], {Buffer::send, block(to), b}, prev, step - 1);
+    const OpId snd = s.send(to, layout.lanes_of[r], {Buffer::send, block(to), b}, prev, step - 1);
     const OpId rcv =
-        s.recv(from, layout.lane_of[from], {Buffer::recv, block(from), b}, prev, step - 1);
+        s.recv(from, layout.lanes_of[from], {Buffer::recv, block(from), b}, prev, step - 1);
     prev = {snd, rcv};
   }
   s.rounds = p - 1;
@@ -48,13 +48,21 @@ Schedule build_alltoall_pairwise(const Layout& layout, const CollArgs& args) {
   return s;
 }
 
-// Cost: of the p-1 steps, n-1 have an on-node partner; in the others all n ranks of a node send
-// off-node at once.
+// Cost: with nodes of n consecutive ranks, min(s, n, p - s) ranks of a node have a partner off
+// the node in step s, each on the lanes it drives, and the others one on the node; a step lasts
+// as long as the slower kind. Steps n..p-n have all n ranks off the node; the first and last
+// n - 1 steps fewer, which leaves lanes idle.
 double cost_alltoall_pairwise(const CostInput& in, const MachineParams& m) {
   const auto c = static_cast<double>(in.bytes);
-  const auto p = static_cast<double>(in.p());
-  const auto n = static_cast<double>(in.ppn);
-  return (n - 1) * shm_time(c, m) + (p - n) * rail_time(c, n, in, m);
+  const long long p = in.p();
+  const long long n = in.ppn;
+  if (in.nodes == 1) return static_cast<double>(p - 1) * shm_time(c, m);
+  const auto step = [&](long long off) {
+    return std::max(off < n ? shm_time(c, m) : 0.0, rail_time(c, static_cast<double>(off), in, m));
+  };
+  double t = static_cast<double>(p - 2 * n + 1) * step(n);
+  for (long long off = 1; off < n; ++off) t += 2 * step(off);
+  return t;
 }
 
 }  // namespace lanes::algos

@@ -41,13 +41,14 @@ Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args) {
   if (vr != 0) {
     const int low = vr & -vr;
     const int parent = actual(vr - low);
-    after.push_back(s.recv(parent, layout.lane_of[parent], data, {}, rounds - 1 - floor_log2(low)));
+    after.push_back(
+        s.recv(parent, layout.lanes_of[parent], data, {}, rounds - 1 - floor_log2(low)));
     limit = low;
   }
   for (int mask = limit >> 1; mask > 0; mask >>= 1) {
     if (vr + mask >= p) continue;
     const int child = actual(vr + mask);
-    after = {s.send(child, layout.lane_of[args.rank], data, after, rounds - 1 - floor_log2(mask))};
+    after = {s.send(child, layout.lanes_of[args.rank], data, after, rounds - 1 - floor_log2(mask))};
   }
   s.finalize();
   return s;

@@ -13,7 +13,8 @@
 //     ceil(log2 n) rounds; v ends with block v (and the rest of its subtree).
 //  2. n concurrent broadcasts between nodes: local rank i of the root's node sends its block v to
 //     local rank i of every other node by a binomial tree over nodes numbered relative to the
-//     root's node, on lane i mod k; ceil(log2 N) rounds.
+//     root's node, over the lanes the sender drives (lane i mod k for n >= k; all lanes with one
+//     rank per node); ceil(log2 N) rounds.
 //  3. Ring allgather of the n blocks on every node over v (step s = 0..n-2: block (v - s) mod n
 //     from v to v + 1), shared memory; n - 1 rounds. Ranks of other nodes start it as soon as
 //     their block arrived.
@@ -56,7 +57,7 @@ Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
   const int v = (i - base + n) % n;
   const std::vector<int>& ranks = layout.node_ranks[node];
   const auto on_node = [&](int w) { return ranks[(w + base) % n]; };
-  const int my_lane = layout.lane_of[me];
+  const LaneSet my_lane = layout.lanes_of[me];
   const Region mine = blocks(m, n, v, v + 1);
 
   // 1. Scatter on the root's node.
@@ -74,7 +75,8 @@ Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
       limit = low;
       const Region subtree = blocks(m, n, v, end);
       if (subtree.bytes > 0) {
-        got = s.recv(from, layout.lane_of[from], subtree, {}, scatter_rounds - 1 - floor_log2(low));
+        got =
+            s.recv(from, layout.lanes_of[from], subtree, {}, scatter_rounds - 1 - floor_log2(low));
         after = {*got};
         scattered.push_back(*got);
       }
@@ -92,15 +94,15 @@ Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
     }
   }
 
-  // 2. Block v between nodes, among the ranks of local rank i, on lane i mod k.
+  // 2. Block v between nodes, among the ranks of local rank i, over the lanes each sender
+  // drives.
   if (mine.bytes > 0) {
-    const int lane = i % layout.num_lanes;
     const int u = (node - root_node + num_nodes) % num_nodes;
     const auto peer = [&](int w) { return layout.node_ranks[(w + root_node) % num_nodes][i]; };
     int limit = 1 << inter_rounds;
     if (u != 0) {
       const int low = u & -u;
-      got = s.recv(peer(u - low), lane, mine, {},
+      got = s.recv(peer(u - low), layout.lanes_of[peer(u - low)], mine, {},
                    scatter_rounds + inter_rounds - 1 - floor_log2(low));
       limit = low;
     }
@@ -108,7 +110,7 @@ Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
     if (got) after.push_back(*got);
     for (int mask = limit >> 1; mask > 0; mask >>= 1) {
       if (u + mask >= num_nodes) continue;
-      after = {s.send(peer(u + mask), lane, mine, after,
+      after = {s.send(peer(u + mask), my_lane, mine, after,
                       scatter_rounds + inter_rounds - 1 - floor_log2(mask))};
     }
   }
@@ -134,7 +136,7 @@ Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
       // On the root's node a block this rank got in the scatter waits for the scatter's ops.
       const bool held = b_in >= first && b_in < end;
       prev = {
-          s.recv(left, layout.lane_of[left], in, held ? scattered : std::vector<OpId>{}, round)};
+          s.recv(left, layout.lanes_of[left], in, held ? scattered : std::vector<OpId>{}, round)};
     }
   }
   s.finalize();

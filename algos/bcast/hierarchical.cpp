@@ -6,8 +6,8 @@
 //
 // Phases: each node's leader is its local rank 0, on the root's node the root itself.
 //  1. Binomial broadcast (as bcast/binomial.cpp) of the whole message among the N leaders,
-//     numbered by node relative to the root's node, over the rails: each sender uses its default
-//     lane; ceil(log2 N) rounds.
+//     numbered by node relative to the root's node, over the rails; a leader is the only rank of
+//     its node off the node, so it stripes over all of the node's lanes; ceil(log2 N) rounds.
 //  2. On every node a binomial broadcast from the leader over the node's ranks, numbered by local
 //     rank relative to the leader (shared memory); ceil(log2 n) rounds for a node of n ranks,
 //     labelled after those of phase 1. A leader starts it as soon as it holds the data,
@@ -18,7 +18,7 @@
 // m bytes. Exactly N - 1 messages of m bytes cross nodes.
 //
 // Applies: any p and any layout, irregular ones too. Minimises traffic between nodes; one rank
-// per node drives the network, so only its lane carries data.
+// per node drives the network, over every lane of the node.
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -53,7 +53,7 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
     if (u != 0) {
       const int low = u & -u;
       const int from = leader((u - low + root_node) % num_nodes);
-      got = s.recv(from, layout.lane_of[from], data, {}, inter_rounds - 1 - floor_log2(low));
+      got = s.recv(from, layout.all_lanes(), data, {}, inter_rounds - 1 - floor_log2(low));
       limit = low;
     }
     std::vector<OpId> after;
@@ -61,7 +61,7 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
     for (int mask = limit >> 1; mask > 0; mask >>= 1) {
       if (u + mask >= num_nodes) continue;
       const int to = leader((u + mask + root_node) % num_nodes);
-      after = {s.send(to, layout.lane_of[me], data, after, inter_rounds - 1 - floor_log2(mask))};
+      after = {s.send(to, layout.all_lanes(), data, after, inter_rounds - 1 - floor_log2(mask))};
     }
   }
 
@@ -76,7 +76,7 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
   if (v != 0) {
     const int low = v & -v;
     const int from = on_node(v - low);
-    got = s.recv(from, layout.lane_of[from], data, {},
+    got = s.recv(from, layout.lanes_of[from], data, {},
                  inter_rounds + node_rounds - 1 - floor_log2(low));
     limit = low;
   }
@@ -84,7 +84,7 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
   if (got) after.push_back(*got);
   for (int mask = limit >> 1; mask > 0; mask >>= 1) {
     if (v + mask >= n) continue;
-    after = {s.send(on_node(v + mask), layout.lane_of[me], data, after,
+    after = {s.send(on_node(v + mask), layout.lanes_of[me], data, after,
                     inter_rounds + node_rounds - 1 - floor_log2(mask))};
   }
   s.finalize();
@@ -95,7 +95,8 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
 // ceil(log2 n) on-node rounds on the last node reached.
 double cost_bcast_hierarchical(const CostInput& in, const MachineParams& m) {
   const auto c = static_cast<double>(in.bytes);
-  return ceil_log(in.nodes, 2) * rail_time(c, 1.0, in, m) + ceil_log(in.ppn, 2) * shm_time(c, m);
+  return ceil_log(in.nodes, 2) * rail_time(c, 1.0, in, m, Spread::node) +
+         ceil_log(in.ppn, 2) * shm_time(c, m);
 }
 
 }  // namespace lanes::algos

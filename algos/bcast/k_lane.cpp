@@ -13,8 +13,8 @@
 //     (binomial over the local roots; ceil(log2 K) rounds).
 //  2. The k-ported algorithm of bcast/kported.cpp over nodes with K ports: a node range
 //     [s, e) with root node r is split into min(K + 1, e - s) near-equal subranges, and the
-//     local root j of r sends the whole message on lane j to the entry rank of the first node of
-//     the j-th other subrange (one send per local root: each rank is one-ported). A node the
+//     local root j of r sends the whole message over its lanes to the entry rank of the first node
+//     of the j-th other subrange (one send per local root: each rank is one-ported). A node the
 //     first time it receives spreads the data from its entry to its other local roots (binomial,
 //     ceil(log2 K) rounds), which then act as its ports. ceil(log_{K+1} N) such steps.
 //  3. Each local root broadcasts the message to its group, about n / K ranks (binomial over the
@@ -123,7 +123,7 @@ Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
   const bool local_root = v == first;
   const NodeRole role = node_role(num_nodes, ports, root_node, node);
   const int spread_base = role.recv_step < 0 ? 0 : step_round(role.recv_step) + 1;
-  const int my_lane = layout.lane_of[me];
+  const LaneSet my_lane = layout.lanes_of[me];
   const Region data{Buffer::recv, 0, args.bytes};
 
   // How this rank gets the data.
@@ -132,17 +132,17 @@ Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
     // Holds it.
   } else if (local_root && j == 0) {  // the entry of a node other than the root's
     const int from = rank_at(role.from_node, group_start(role.from_node, role.from_port));
-    got = s.recv(from, role.from_port, data, {}, step_round(role.recv_step));
+    got = s.recv(from, layout.lanes_of[from], data, {}, step_round(role.recv_step));
   } else if (local_root) {  // from the spread among local roots
     const int low = j & -j;
     const int from = rank_at(node, group_start(node, j - low));
-    got = s.recv(from, layout.lane_of[from], data, {},
+    got = s.recv(from, layout.lanes_of[from], data, {},
                  spread_base + spread_rounds - 1 - floor_log2(low));
   } else {  // from the broadcast in its group
     const int w = v - first;
     const int low = w & -w;
     const int from = rank_at(node, first + w - low);
-    got = s.recv(from, layout.lane_of[from], data, {},
+    got = s.recv(from, layout.lanes_of[from], data, {},
                  final_base + group_rounds - 1 - floor_log2(low));
   }
   std::vector<OpId> start;
@@ -169,7 +169,7 @@ Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
     after = start;
     for (const NodeSend& send : role.sends) {
       if (send.port != j) continue;
-      after = {s.send(rank_at(send.to_node, 0), j, data, after, step_round(send.step))};
+      after = {s.send(rank_at(send.to_node, 0), my_lane, data, after, step_round(send.step))};
     }
   }
   s.finalize();

@@ -6,11 +6,11 @@
 // Phases: every rank follows the same recursion. A range [s, e) of ranks with local root r
 // (initially [0, p) and the root) is split into min(k + 1, e - s) subranges whose sizes differ
 // by at most one. In one round r sends the whole message to the first rank of each subrange
-// that does not contain r (at most k concurrent sends; the j-th of them is port j and goes on
-// lane j mod k); that rank becomes the local root of its subrange, and r stays the local root of
-// its own. Every rank continues with the subrange it belongs to until its range is itself. Each
-// rank receives once; the sends of one port are chained, so at most k sends of a rank are in
-// flight.
+// that does not contain r (at most k concurrent sends; the j-th of them is port j, and every
+// send goes over the lanes its sender drives); that rank becomes the local root of its subrange,
+// and r stays the local root of its own. Every rank continues with the subrange it belongs to until
+// its range is itself. Each rank receives once; the sends of one port are chained, so at most k
+// sends of a rank are in flight.
 //
 // Cost: ceil(log_{k+1} p) * (alpha + beta * m) for m bytes with k = num_lanes ports.
 //
@@ -25,8 +25,6 @@
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
-
-namespace {}  // namespace
 
 Schedule build_bcast_kported(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "kported", true);
@@ -51,14 +49,14 @@ Schedule build_bcast_kported(const Layout& layout, const CollArgs& args) {
     int port = 0;
     for (int i = 0; i < split.parts; ++i) {
       if (i == root_part) continue;
-      const int lane = port % k;
+      const int chain = port % k;
       if (me == root) {
         std::vector<OpId> deps;
         if (got) deps.push_back(*got);
-        if (last[lane]) deps.push_back(*last[lane]);
-        last[lane] = s.send(split.start(i), lane, data, deps, round);
+        if (last[chain]) deps.push_back(*last[chain]);
+        last[chain] = s.send(split.start(i), layout.lanes_of[me], data, deps, round);
       } else if (i == my_part && me == split.start(i)) {
-        got = s.recv(root, lane, data, {}, round);
+        got = s.recv(root, layout.lanes_of[root], data, {}, round);
       }
       ++port;
     }

@@ -60,8 +60,8 @@ Schedule build_bcast_scatter_allgather(const Layout& layout, const CollArgs& arg
   s.rounds = scatter_rounds + log_q + 2 * fold;
   const int vr = (args.rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
-  const int my_lane = layout.lane_of[args.rank];
-  const auto lane = [&](int rank) { return layout.lane_of[rank]; };
+  const LaneSet my_lane = layout.lanes_of[args.rank];
+  const auto lane = [&](int rank) { return layout.lanes_of[rank]; };
 
   // 1. Binomial scatter.
   std::optional<OpId> got;      // the receive of this rank's subtree

@@ -41,7 +41,7 @@ Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args) {
   s.ops.reserve(static_cast<std::size_t>(2 * p + 2 * scatter_rounds));
   const int vr = (args.rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
-  const int my_lane = layout.lane_of[args.rank];
+  const LaneSet my_lane = layout.lanes_of[args.rank];
 
   // 1. Binomial scatter.
   std::optional<OpId> got;      // the receive of this rank's subtree
@@ -59,7 +59,7 @@ Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args) {
       limit = low;
       const Region subtree = blocks(m, p, first, end);
       if (subtree.bytes > 0) {
-        got = s.recv(parent, layout.lane_of[parent], subtree, {},
+        got = s.recv(parent, layout.lanes_of[parent], subtree, {},
                      scatter_rounds - 1 - floor_log2(low));
         after = {*got};
         scattered.push_back(*got);
@@ -95,7 +95,7 @@ Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args) {
       // A block this rank got in the scatter waits for the scatter's ops on it.
       const bool mine = b >= first && b < end;
       prev = {
-          s.recv(left, layout.lane_of[left], in, mine ? scattered : std::vector<OpId>{}, round)};
+          s.recv(left, layout.lanes_of[left], in, mine ? scattered : std::vector<OpId>{}, round)};
     }
   }
   s.finalize();

@@ -55,7 +55,7 @@ Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& a
   s.ops.reserve(static_cast<std::size_t>(2 * p + 2 * scatter_rounds));
   const int vr = (args.rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
-  const int my_lane = layout.lane_of[args.rank];
+  const LaneSet my_lane = layout.lanes_of[args.rank];
 
   // 1. Binomial scatter.
   std::optional<OpId> got;  // the receive of this rank's subtree
@@ -68,7 +68,7 @@ Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& a
       limit = low;
       const Region subtree = blocks(m, p, vr, vr + std::min(low, p - vr));
       if (subtree.bytes > 0) {
-        got = s.recv(parent, layout.lane_of[parent], subtree, {},
+        got = s.recv(parent, layout.lanes_of[parent], subtree, {},
                      scatter_rounds - 1 - floor_log2(low));
         after = {*got};
       }
@@ -105,7 +105,7 @@ Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& a
     const Region in = blocks(m, p, b_in, b_in + 1);
     prev.clear();
     if (in.bytes > 0 && !holds(p, vr, b_in)) {
-      prev = {s.recv(left, layout.lane_of[left], in, {}, round)};
+      prev = {s.recv(left, layout.lanes_of[left], in, {}, round)};
     }
   }
   s.finalize();

@@ -56,7 +56,7 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
       const int child = actual(mask);
       const int n = std::min(mask, p - mask);
       const int first = std::min(n, p - child);
-      const int lane = layout.lane_of[child];
+      const LaneSet lane = layout.lanes_of[child];
       const int round = floor_log2(mask);
       std::vector<OpId> deps;
       if (last) deps.push_back(*last);
@@ -72,7 +72,7 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
   const int low = vr & -vr;
   const int n = std::min(low, p - vr);
   const int parent = actual(vr - low);
-  const int my_lane = layout.lane_of[rank];
+  const LaneSet my_lane = layout.lanes_of[rank];
   const int round = floor_log2(low);
   if (n == 1) {
     s.send(parent, my_lane, mine, {}, round);
@@ -88,7 +88,7 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
     const int child = actual(c);
     std::vector<OpId> deps;
     if (last) deps.push_back(*last);
-    last = s.recv(child, layout.lane_of[child],
+    last = s.recv(child, layout.lanes_of[child],
                   {Buffer::scratch, blocks(mask), blocks(std::min(mask, p - c))}, deps,
                   floor_log2(mask));
     have.push_back(*last);

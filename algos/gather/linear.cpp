@@ -4,8 +4,7 @@
 //
 // Phases: one. Every rank but the root sends its block straight from its send buffer to the
 // root, which receives block r into its receive buffer at r * block bytes, all receives posted
-// at once; the root copies its own block. The message from the rank at distance
-// d = (r - root) mod p travels on lane d mod k, spreading the root's traffic over all k lanes.
+// at once; the root copies its own block. Every message goes over the lanes its sender drives.
 //
 // Cost: one round in the fully ported model (rounds = 1, ports = p - 1: the root has p - 1
 // receives in that round): alpha + beta * b for blocks of b bytes; with the root's receives
@@ -25,7 +24,6 @@ namespace lanes::algos {
 Schedule build_gather_linear(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "linear", true);
   const int p = layout.size;
-  const int k = layout.num_lanes;
   Schedule s;
   const std::size_t b = args.bytes;
   if (b == 0) return s;
@@ -37,8 +35,7 @@ Schedule build_gather_linear(const Layout& layout, const CollArgs& args) {
     s.ports = p - 1;
   }
   if (rank != root) {
-    const int d = (rank - root + p) % p;
-    s.send(root, d % k, mine, {}, 0);
+    s.send(root, layout.lanes_of[rank], mine, {}, 0);
     s.finalize();
     return s;
   }
@@ -46,7 +43,8 @@ Schedule build_gather_linear(const Layout& layout, const CollArgs& args) {
   s.copy(mine, {Buffer::recv, static_cast<std::size_t>(root) * b, b});
   for (int d = 1; d < p; ++d) {
     const int from = (root + d) % p;
-    s.recv(from, d % k, {Buffer::recv, static_cast<std::size_t>(from) * b, b}, {}, 0);
+    s.recv(from, layout.lanes_of[from], {Buffer::recv, static_cast<std::size_t>(from) * b, b}, {},
+           0);
   }
   s.finalize();
   return s;

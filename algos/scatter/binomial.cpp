@@ -46,7 +46,7 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
   s.rounds = rounds;
   const int vr = (rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
-  const int my_lane = layout.lane_of[rank];
+  const LaneSet my_lane = layout.lanes_of[rank];
 
   int limit = 1 << rounds;  // children are vr + mask for mask < limit
   std::vector<OpId> after;  // what the sends to children wait for
@@ -56,7 +56,7 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
     const int low = vr & -vr;
     const int n = std::min(low, p - vr);
     const int parent = actual(vr - low);
-    const int lane = layout.lane_of[parent];
+    const LaneSet lane = layout.lanes_of[parent];
     const int round = rounds - 1 - floor_log2(low);
     limit = low;
     if (n == 1) {

@@ -65,7 +65,7 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
   const int rounds2 = ceil_log2(num_nodes);
   s.rounds = rounds1 + rounds2;
   s.ports = 1;
-  const int my_lane = layout.lane_of[me];
+  const LaneSet my_lane = layout.lanes_of[me];
   const std::size_t super = blocks(num_nodes);
 
   std::vector<OpId> have;   // what makes the scratch contents valid
@@ -81,7 +81,7 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
     const int low = vm & -vm;
     const int count = std::min(low, num_nodes - vm);
     const int parent = rank_at(vm - low, vi);
-    const int lane = layout.lane_of[parent];
+    const LaneSet lane = layout.lanes_of[parent];
     const int round = rounds1 + rounds2 - 1 - floor_log2(low);
     if (count == 1) {
       s.recv(parent, lane, own, {}, round);
@@ -128,7 +128,7 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
     const int low = vi & -vi;
     const int count = std::min(low, n - vi);
     const int parent = rank_at(0, vi - low);
-    const int lane = layout.lane_of[parent];
+    const LaneSet lane = layout.lanes_of[parent];
     const int round = rounds1 - 1 - floor_log2(low);
     limit = low;
     if (num_nodes == 1 && count == 1) {

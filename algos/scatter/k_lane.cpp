@@ -15,8 +15,8 @@
 //      the local root node sends the blocks of the j-th subrange not containing it to A of that
 //      subrange's first node. Per level two rounds: (a) on the node, A_m hands the blocks for
 //      port j to port j (k - 1 messages; none for ports that are A_m itself); (b) the k ports send
-//      concurrently to the k other nodes, port j on lane j. A_m of a receiving node gets its
-//      whole range's blocks in one message, into scratch.
+//      concurrently to the k other nodes, each over the lanes it drives. A_m of a receiving node
+//      gets its whole range's blocks in one message, into scratch.
 //   2. On every node, A_m hands out the node's own n_m blocks with the k-ported scatter over the
 //      node's local ranks (root A_m; the first k subranges' local roots play the k local roots
 //      of the paper). This waits only for the node's data, so it overlaps the off-node sends.
@@ -188,14 +188,14 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
       const int sender = port_rank(from->node, from->port);
       const int round = offnode_round(from->level);
       if (count == 1) {
-        s.recv(sender, from->port, own, {}, round);
+        s.recv(sender, layout.lanes_of[sender], own, {}, round);
         s.finalize();
         return s;
       }
       s.scratch_bytes = blocks(count);
       held = {Buffer::scratch, 0, blocks(count)};
       held_lo = start[from->lo];
-      have = {s.recv(sender, from->port, held, {}, round)};
+      have = {s.recv(sender, layout.lanes_of[sender], held, {}, round)};
       s.copy({Buffer::scratch, 0, b}, own, have);
     }
     // Phase 1 at A: hand each port its blocks, or send them itself for port 0 (and any port
@@ -206,11 +206,11 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
         const Region src{held.buffer, held.offset + blocks(start[t.lo] - held_lo),
                          blocks(start[t.hi] - start[t.lo])};
         if (port_holder == me) {
-          last[t.port] = s.send(port_rank(t.lo, 0), t.port, src, chained(t.port, have),
+          last[t.port] = s.send(port_rank(t.lo, 0), layout.lanes_of[me], src, chained(t.port, have),
                                 offnode_round(level.level));
         } else {
-          last[t.port] =
-              s.send(port_holder, t.port, src, chained(t.port, have), handoff_round(level.level));
+          last[t.port] = s.send(port_holder, layout.lanes_of[me], src, chained(t.port, have),
+                                handoff_round(level.level));
         }
       }
     }
@@ -222,9 +222,10 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
         if (port_rank(node, t.port) != me) continue;
         const Region region{Buffer::scratch, s.scratch_bytes, blocks(start[t.hi] - start[t.lo])};
         s.scratch_bytes += region.bytes;
-        const OpId got = s.recv(active_rank, t.port, region, {}, handoff_round(level.level));
-        last[t.port] = s.send(port_rank(t.lo, 0), t.port, region, chained(t.port, {got}),
-                              offnode_round(level.level));
+        const OpId got = s.recv(active_rank, layout.lanes_of[active_rank], region, {},
+                                handoff_round(level.level));
+        last[t.port] = s.send(port_rank(t.lo, 0), layout.lanes_of[me], region,
+                              chained(t.port, {got}), offnode_round(level.level));
       }
     }
   }
@@ -254,17 +255,17 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
       if (mine == root) {
         std::vector<OpId> deps = local_have;
         if (last2[port]) deps.push_back(*last2[port]);
-        last2[port] = s.send(ranks[first], port,
+        last2[port] = s.send(ranks[first], layout.lanes_of[me],
                              {local.buffer, local.offset + blocks(first - local_lo), blocks(count)},
                              std::move(deps), round);
       } else if (i == my_part && mine == first) {
         if (count == 1) {
-          s.recv(ranks[root], port, own, {}, round);
+          s.recv(ranks[root], layout.lanes_of[ranks[root]], own, {}, round);
         } else {
           local = {Buffer::scratch, s.scratch_bytes, blocks(count)};
           local_lo = first;
           s.scratch_bytes += local.bytes;
-          local_have = {s.recv(ranks[root], port, local, {}, round)};
+          local_have = {s.recv(ranks[root], layout.lanes_of[ranks[root]], local, {}, round)};
           s.copy({Buffer::scratch, local.offset, b}, own, local_have);
         }
       }

@@ -6,14 +6,15 @@
 // Phases: every rank follows the same recursion over absolute ranks. A range [s, e) with local
 // root r (initially [0, p) and the root) is split into min(k + 1, e - s) subranges whose sizes
 // differ by at most one. In one round r sends the blocks of each subrange that does not contain
-// r to that subrange's first rank (at most k concurrent sends; the j-th of them is port j and
-// goes on lane j mod k); that rank becomes the local root of its subrange, and r stays the local
-// root of its own. Every rank continues with the subrange it belongs to until its range is
-// itself. Ranges are absolute, so the blocks of a subrange are contiguous in the root's send
-// buffer (no range wraps around the root). A local root other than the root receives its range's
-// blocks once, into scratch (in rank order) when the range holds more than itself, and copies
-// its own block out; a rank whose range is only itself receives straight into its receive
-// buffer. The sends of one port are chained, so at most k sends of a rank are in flight.
+// r to that subrange's first rank (at most k concurrent sends; the j-th of them is port j, and
+// every send goes over the lanes its sender drives); that rank becomes the local root of its
+// subrange, and r stays the local root of its own. Every rank continues with the subrange it
+// belongs to until its range is itself. Ranges are absolute, so the blocks of a subrange are
+// contiguous in the root's send buffer (no range wraps around the root). A local root other than
+// the root receives its range's blocks once, into scratch (in rank order) when the range holds more
+// than itself, and copies its own block out; a rank whose range is only itself receives straight
+// into its receive buffer. The sends of one port are chained, so at most k sends of a rank are in
+// flight.
 //
 // Cost: ceil(log_{k+1} p) * alpha + beta * m * (p - 1) / (p * k) at best for m = p * block
 // bytes with k = num_lanes ports (the root sends every block but its own exactly once, k at a
@@ -30,8 +31,6 @@
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
-
-namespace {}  // namespace
 
 Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "kported", true);
@@ -68,22 +67,23 @@ Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
     int port = 0;
     for (int i = 0; i < split.parts; ++i) {
       if (i == root_part) continue;
-      const int lane = port % k;
+      const int chain = port % k;
+      const LaneSet lanes = layout.lanes_of[root];
       const int first = split.start(i);
       const int n = split.start(i + 1) - first;
       if (me == root) {
         std::vector<OpId> deps;
         if (got) deps.push_back(*got);
-        if (last[lane]) deps.push_back(*last[lane]);
-        last[lane] = s.send(first, lane, {held, blocks(first - held_lo), blocks(n)}, deps, round);
+        if (last[chain]) deps.push_back(*last[chain]);
+        last[chain] = s.send(first, lanes, {held, blocks(first - held_lo), blocks(n)}, deps, round);
       } else if (i == my_part && me == first) {
         if (n == 1) {
-          s.recv(root, lane, own, {}, round);
+          s.recv(root, lanes, own, {}, round);
         } else {
           s.scratch_bytes = blocks(n);
           held = Buffer::scratch;
           held_lo = first;
-          got = s.recv(root, lane, {Buffer::scratch, 0, blocks(n)}, {}, round);
+          got = s.recv(root, lanes, {Buffer::scratch, 0, blocks(n)}, {}, round);
           s.copy({Buffer::scratch, 0, b}, own, {*got});
         }
       }

@@ -6,9 +6,8 @@
 //
 // Phases: one. The root copies its own block from the send buffer to the receive buffer and
 // posts a send of block i straight from its send buffer to every rank i != root, all at once;
-// every other rank posts one receive into its receive buffer. The message to the rank at
-// distance d = (i - root) mod p travels on lane d mod k, spreading the root's traffic over all k
-// lanes.
+// every other rank posts one receive into its receive buffer. Every message goes over the lanes
+// the root drives.
 //
 // Cost: one round in the fully ported model (rounds = 1, ports = p - 1: the root has p - 1 sends
 // in that round): alpha + beta * b for blocks of b bytes; one-ported, as the root's sends really
@@ -29,7 +28,6 @@ namespace lanes::algos {
 Schedule build_scatter_linear(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "linear", true);
   const int p = layout.size;
-  const int k = layout.num_lanes;
   Schedule s;
   const std::size_t b = args.bytes;
   if (b == 0) return s;
@@ -41,8 +39,7 @@ Schedule build_scatter_linear(const Layout& layout, const CollArgs& args) {
     s.ports = p - 1;
   }
   if (rank != root) {
-    const int d = (rank - root + p) % p;
-    s.recv(root, d % k, own, {}, 0);
+    s.recv(root, layout.lanes_of[root], own, {}, 0);
     s.finalize();
     return s;
   }
@@ -50,7 +47,7 @@ Schedule build_scatter_linear(const Layout& layout, const CollArgs& args) {
   s.copy({Buffer::send, static_cast<std::size_t>(root) * b, b}, own);
   for (int d = 1; d < p; ++d) {
     const int to = (root + d) % p;
-    s.send(to, d % k, {Buffer::send, static_cast<std::size_t>(to) * b, b}, {}, 0);
+    s.send(to, layout.lanes_of[root], {Buffer::send, static_cast<std::size_t>(to) * b, b}, {}, 0);
   }
   s.finalize();
   return s;

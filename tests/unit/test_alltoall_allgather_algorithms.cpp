@@ -1,6 +1,6 @@
-// Alltoall (kported, bruck, full-lane, k-lane) and allgather (ring, recursive-doubling, bruck,
-// node-aware) schedules: correctness through the simulator over many layouts, lane counts and
-// block sizes, the round counts their descriptions claim, and their communication structure.
+// Alltoall (kported, bruck, full-lane, k-lane, windowed) and allgather (ring, recursive-doubling,
+// bruck, node-aware) schedules: correctness through the simulator over many layouts, lane counts
+// and block sizes, the round counts their descriptions claim, and their communication structure.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +89,10 @@ const RoundsFn kKLaneRounds = [](const Layout& l) {
   return (l.num_nodes() - 1) * node_size(l) + (node_size(l) > 1 ? 1 : 0);
 };
 const RoundsFn kRingRounds = [](const Layout& l) { return l.size - 1; };
+const RoundsFn kWindowRounds = [](const Layout& l) {
+  const int window = std::min(l.size - 1, 2 * l.num_lanes);
+  return (l.size - 1 + window - 1) / window;
+};
 const RoundsFn kDoublingRounds = [](const Layout& l) {
   const int levels = floor_log2(l.size);
   return levels + ((1 << levels) == l.size ? 0 : 2);
@@ -112,6 +116,7 @@ const std::vector<Case>& cases() {
       {Collective::alltoall, "bruck", kLogRounds, false},
       {Collective::alltoall, "full-lane", kFullLaneRounds, true},
       {Collective::alltoall, "k-lane", kKLaneRounds, true},
+      {Collective::alltoall, "windowed", kWindowRounds, false},
       {Collective::allgather, "ring", kRingRounds, false},
       {Collective::allgather, "recursive-doubling", kDoublingRounds, false},
       {Collective::allgather, "bruck", kLogRounds, false},
@@ -237,14 +242,38 @@ TEST(AlltoallKported, PortIUsesLaneIAndShiftTkPlusIPlusOne) {
     ASSERT_EQ(rcv.kind, OpKind::recv);
     EXPECT_EQ(snd.peer, (4 + d) % 11);
     EXPECT_EQ(rcv.peer, (4 - d + 11) % 11);
-    EXPECT_EQ(snd.lane, (d - 1) % 3);
-    EXPECT_EQ(rcv.lane, (d - 1) % 3);
+    EXPECT_EQ(snd.lanes, layout.lanes_of[4]);  // the sender's lanes
+    EXPECT_EQ(rcv.lanes, layout.lanes_of[rcv.peer]);
     EXPECT_EQ(snd.round, (d - 1) / 3);
     EXPECT_EQ(snd.src, (Region{Buffer::send, static_cast<std::size_t>(snd.peer) * b, b}));
     EXPECT_EQ(rcv.dst, (Region{Buffer::recv, static_cast<std::size_t>(rcv.peer) * b, b}));
     // A round starts after all of the previous round.
     EXPECT_EQ(snd.deps.size(), snd.round == 0 ? 0u : 6u);
   }
+}
+
+TEST(AlltoallWindowed, KeepsTwoStepsPerLaneInFlight) {
+  // p = 9, 2 lanes: W = 4; step s waits for step s - 4 only.
+  const Layout layout = Layout::blocks(9, 3, 2);
+  const Schedule s = build_alltoall_windowed(layout, {Collective::alltoall, 4, 0, 5});
+  ASSERT_EQ(s.ops.size(), 1u + 2 * 8);
+  for (int step = 1; step <= 8; ++step) {
+    const Op& snd = s.ops[static_cast<std::size_t>(2 * step - 1)];
+    const Op& rcv = s.ops[static_cast<std::size_t>(2 * step)];
+    EXPECT_EQ(snd.peer, (4 + step) % 9);
+    EXPECT_EQ(rcv.peer, (4 - step + 9) % 9);
+    EXPECT_EQ(snd.lanes, layout.lanes_of[4]);
+    const std::vector<OpId> after = step <= 4
+                                        ? std::vector<OpId>{}
+                                        : std::vector<OpId>{static_cast<OpId>(2 * (step - 4) - 1),
+                                                            static_cast<OpId>(2 * (step - 4))};
+    EXPECT_EQ(snd.deps, after) << step;
+    EXPECT_EQ(rcv.deps, after) << step;
+  }
+  // One lane, three ranks: W = 2 = p - 1, everything at once.
+  const Schedule all =
+      build_alltoall_windowed(Layout::blocks(3, 1, 1), {Collective::alltoall, 0, 0, 5});
+  for (const Op& op : all.ops) EXPECT_TRUE(op.deps.empty());
 }
 
 TEST(AlltoallKported, OneLaneIsPairwise) {
@@ -324,7 +353,7 @@ TEST(AlltoallFullLane, OffNodeMessagesCarryNBlocksOnTheLocalRanksLane) {
       if (op.kind == OpKind::copy || layout.same_node(r, op.peer)) continue;
       ++off;
       EXPECT_EQ(layout.local_rank_of[op.peer], layout.local_rank_of[r]);
-      EXPECT_EQ(op.lane, layout.local_rank_of[r] % 3);
+      EXPECT_EQ(op.lanes, LaneSet::one(layout.local_rank_of[r] % 3));
       EXPECT_EQ((op.kind == OpKind::send ? op.src : op.dst).bytes, 4 * b);
     }
     EXPECT_EQ(off, 2 * 2);
@@ -354,9 +383,8 @@ TEST(AlltoallKLane, EachStepPairsANodeWithNDistinctRanks) {
           int sends = 0;
           for (const Op& op : all[member].ops) {
             if (op.kind == OpKind::copy || op.round != round) continue;
-            EXPECT_EQ(op.lane, op.kind == OpKind::send
-                                   ? layout.local_rank_of[member] % layout.num_lanes
-                                   : layout.local_rank_of[op.peer] % layout.num_lanes);
+            EXPECT_EQ(op.lanes,
+                      op.kind == OpKind::send ? layout.lanes_of[member] : layout.lanes_of[op.peer]);
             if (op.kind == OpKind::send) {
               ++sends;
               targets.insert(op.peer);

@@ -19,7 +19,7 @@ namespace {
 
 const char* const kNames[] = {
     "kported",      "scatter-allgather", "scatter-ring", "scatter-ring-bwsave",
-    "hierarchical", "full-lane",         "k-lane"};
+    "hierarchical", "full-lane",         "k-lane",       "pipeline"};
 
 const Algorithm& bcast(const std::string& name) {
   const Algorithm* algo = find_algorithm(Collective::bcast, name);
@@ -80,6 +80,23 @@ int expected_rounds(const std::string& name, const Layout& layout, std::size_t b
     const int steps = clog(ports + 1, nodes);
     return c + steps * (1 + c) + clog2((largest_node(layout) + ports - 1) / ports);
   }
+  if (name == "pipeline") {
+    // S + N, S the segments of the largest lane part (about 64 KiB each, at most 64).
+    std::size_t largest_part = 0;
+    std::size_t total = 0;
+    for (int l = 0; l < k; ++l) total += layout.lane_weight(l);
+    std::size_t before = 0;
+    for (int l = 0; l < k; ++l) {
+      const auto cut = [&](std::size_t w) {
+        return w >= total ? bytes : bytes * w / total / 64 * 64;
+      };
+      largest_part = std::max(largest_part, cut(before + layout.lane_weight(l)) - cut(before));
+      before += layout.lane_weight(l);
+    }
+    const auto most = static_cast<std::size_t>(std::min(64, 2048 / k));
+    const auto segs = std::clamp<std::size_t>((largest_part + 65535) / 65536, 1, most);
+    return static_cast<int>(segs) + nodes;
+  }
   ADD_FAILURE() << "no round formula for " << name;
   return -1;
 }
@@ -131,7 +148,7 @@ bool tree_of_whole_messages(const std::string& name) {
 }
 
 bool node_aware(const std::string& name) {
-  return name == "hierarchical" || name == "full-lane" || name == "k-lane";
+  return name == "hierarchical" || name == "full-lane" || name == "k-lane" || name == "pipeline";
 }
 
 // Simulates one call and checks what every call of `name` must satisfy. False on failure.
@@ -276,8 +293,8 @@ TEST(BcastRegistry, AllRegisteredWithSummaries) {
 // kported
 
 TEST(BcastKported, RootSendsOnAllPortsAtOnce) {
-  // p = 10, k = 3: [0,10) splits into 3,3,2,2 -> the root 0 sends to 3, 6 and 8 in round 0 on
-  // lanes 0, 1, 2, with no order among them.
+  // p = 10, k = 3: [0,10) splits into 3,3,2,2 -> the root 0 sends to 3, 6 and 8 in round 0, with
+  // no order among them, each over all three lanes (one rank per node drives them all).
   const Layout layout = Layout::blocks(10, 1, 3);
   const Schedule root = build_bcast_kported(layout, {Collective::bcast, 0, 0, 100});
   EXPECT_EQ(root.ports, 3);
@@ -292,15 +309,15 @@ TEST(BcastKported, RootSendsOnAllPortsAtOnce) {
   EXPECT_EQ(first[1]->peer, 6);
   EXPECT_EQ(first[2]->peer, 8);
   for (int j = 0; j < 3; ++j) {
-    EXPECT_EQ(first[j]->lane, j);
+    EXPECT_EQ(first[j]->lanes, LaneSet::first(3));
     EXPECT_TRUE(first[j]->deps.empty());
   }
-  // Rank 6 gets the data from the root on lane 1 and then splits [6,8) for rank 7.
+  // Rank 6 gets the data from the root over the root's lanes and then splits [6,8) for rank 7.
   const Schedule six = build_bcast_kported(layout, {Collective::bcast, 6, 0, 100});
   ASSERT_EQ(six.ops.size(), 2u);
   EXPECT_EQ(six.ops[0].kind, OpKind::recv);
   EXPECT_EQ(six.ops[0].peer, 0);
-  EXPECT_EQ(six.ops[0].lane, 1);
+  EXPECT_EQ(six.ops[0].lanes, layout.lanes_of[0]);
   EXPECT_EQ(six.ops[1].peer, 7);
   EXPECT_EQ(six.ops[1].round, 1);
   EXPECT_EQ(six.ops[1].deps, (std::vector<OpId>{0}));
@@ -460,7 +477,7 @@ TEST(BcastFullLane, LaneOfLocalRankAndRegularOnly) {
     for (const Op& op : s.ops) {
       if (op.kind == OpKind::copy || layout.same_node(rank, op.peer)) continue;
       EXPECT_EQ(layout.local_rank_of[op.peer], layout.local_rank_of[rank]);
-      EXPECT_EQ(op.lane, layout.local_rank_of[rank] % 2);
+      EXPECT_EQ(op.lanes, LaneSet::one(layout.local_rank_of[rank] % 2));
       EXPECT_EQ(op.kind == OpKind::send ? op.src.bytes : op.dst.bytes, 1000u);
     }
   }
@@ -477,7 +494,9 @@ TEST(BcastFullLane, LaneOfLocalRankAndRegularOnly) {
 
 TEST(BcastKLane, PortsAreDistinctRanksAndLanes) {
   // 16 nodes of 4, k = 3: the root's node spreads to 3 local roots (2 rounds), then each sends
-  // on its own lane to the entry (local rank 0) of a new node.
+  // over the lanes it drives to the entry (local rank 0) of a new node. The local roots are
+  // local ranks 1, 3 and 0 (groups of 2, 1, 1 from the root's local rank 1); 3 and 0 both drive
+  // lane 0.
   const Layout layout = Layout::blocks(64, 4, 3);
   const int root = 5;  // node 1, local rank 1
   std::vector<int> lanes_used;
@@ -487,11 +506,12 @@ TEST(BcastKLane, PortsAreDistinctRanksAndLanes) {
     for (const Op& op : s.ops) {
       if (op.kind != OpKind::send || layout.same_node(rank, op.peer)) continue;
       EXPECT_EQ(layout.local_rank_of[op.peer], 0);
-      if (op.round == 2) lanes_used.push_back(op.lane);  // the first step between nodes
+      EXPECT_EQ(op.lanes, layout.lanes_of[rank]);
+      if (op.round == 2) lanes_used.push_back(op.lanes.lowest());  // the first step off the node
     }
   }
   std::sort(lanes_used.begin(), lanes_used.end());
-  EXPECT_EQ(lanes_used, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(lanes_used, (std::vector<int>{0, 0, 1}));
   EXPECT_TRUE(check_call("k-lane", layout, root, 100));
 }
 
@@ -501,6 +521,59 @@ TEST(BcastKLane, PortsLimitedBySmallestNode) {
   EXPECT_EQ(expected_rounds("k-lane", layout, 10), 1 + clog(3, 5) * 2 + clog2(3));
   for (int root = 0; root < layout.size; ++root)
     EXPECT_TRUE(check_call("k-lane", layout, root, 10));
+}
+
+// ---------------------------------------------------------------------------------------------
+// pipeline
+
+TEST(BcastPipeline, LanePartsTravelTheChainInSegments) {
+  // 4 nodes of 1 rank, 2 lanes, 1 MiB from rank 1: two parts of 512 KiB, 8 segments each, along
+  // nodes 1 -> 2 -> 3 -> 0; every rank forwards segment j on lane l right after receiving it.
+  const Layout layout = Layout::blocks(4, 1, 2);
+  const std::size_t c = 1 << 20;
+  ASSERT_TRUE(check_call("pipeline", layout, 1, c));
+  for (int rank = 0; rank < 4; ++rank) {
+    const Schedule s = build_bcast_pipeline(layout, {Collective::bcast, rank, 1, c});
+    EXPECT_EQ(s.rounds, 8 + 4);
+    int sends = 0, recvs = 0;
+    for (const Op& op : s.ops) {
+      ASSERT_NE(op.kind, OpKind::copy);
+      EXPECT_EQ(op.lanes.count(), 1);
+      EXPECT_EQ((op.kind == OpKind::send ? op.src : op.dst).bytes, c / 16);
+      if (op.kind == OpKind::send) {
+        ++sends;
+        EXPECT_EQ(op.peer, (rank + 1) % 4);
+        if (rank != 1) {
+          ASSERT_EQ(op.deps.size(), 1u);
+        }
+      } else {
+        ++recvs;
+        EXPECT_EQ(op.peer, (rank + 3) % 4);
+      }
+    }
+    EXPECT_EQ(sends, rank == 0 ? 0 : 16);  // the last node of the chain only receives
+    EXPECT_EQ(recvs, rank == 1 ? 0 : 16);
+  }
+}
+
+TEST(BcastPipeline, CarriersAreTheDriversAndPartsFollowTheWeights) {
+  // 2 nodes of 2, rails of weights 1000 and 500: lane 0 carries two thirds of the message.
+  Layout layout = Layout::blocks(4, 2, 2);
+  layout.rail_weights = {1000, 500};
+  const std::size_t c = 3 * 64 * 1000;
+  const SimResult res = simulate(bcast("pipeline"), layout, 0, c);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.offnode_bytes, c);
+  std::size_t on_lane[2] = {0, 0};
+  for (int rank : {0, 1}) {
+    for (const Op& op : build_bcast_pipeline(layout, {Collective::bcast, rank, 0, c}).ops) {
+      if (op.kind != OpKind::send || layout.same_node(rank, op.peer)) continue;
+      EXPECT_EQ(op.lanes, layout.lanes_of[rank]);  // the carrier of a lane drives it
+      on_lane[op.lanes.lowest()] += op.src.bytes;
+    }
+  }
+  EXPECT_EQ(on_lane[0], 2 * 64 * 1000u);
+  EXPECT_EQ(on_lane[1], 64 * 1000u);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <lanes/error.hpp>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "lib/config.hpp"
 
@@ -48,6 +49,7 @@ TEST(Config, ParsesEveryVariable) {
   const Config c = parse({{"LANES_RAILS", "mlx5_0:1,mlx5_1:1"},
                           {"LANES_NODE_SIZE", "4"},
                           {"LANES_LANES", "3"},
+                          {"LANES_RAIL_WEIGHTS", "100,50.5"},
                           {"LANES_PROGRESS", "wait"},
                           {"LANES_UCX_TLS", "rc,ud"},
                           {"LANES_CMA", "0"},
@@ -61,6 +63,7 @@ TEST(Config, ParsesEveryVariable) {
   EXPECT_EQ(*c.rails, (std::vector<std::string>{"mlx5_0:1", "mlx5_1:1"}));
   EXPECT_EQ(c.node_size, 4);
   EXPECT_EQ(c.lanes, 3);
+  EXPECT_EQ(c.rail_weights, (std::vector<double>{100, 50.5}));
   EXPECT_EQ(c.progress, ProgressMode::wait);
   EXPECT_EQ(c.ucx_tls, "rc,ud");
   EXPECT_EQ(c.cma, CmaMode::off);
@@ -86,6 +89,11 @@ TEST(Config, InvalidValuesNameTheVariable) {
   EXPECT_NE(error_of({{"LANES_RAILS", "eth0,"}}).find("LANES_RAILS"), std::string::npos);
   EXPECT_NE(error_of({{"LANES_TIMEOUT", "1.5x"}}).find("LANES_TIMEOUT"), std::string::npos);
   EXPECT_NE(error_of({{"LANES_UCX_TLS", ""}}).find("LANES_UCX_TLS"), std::string::npos);
+  for (const char* weights : {"1,0", "1,-2", "fast", "1,,2", "1e999", "nan"}) {
+    EXPECT_NE(error_of({{"LANES_RAIL_WEIGHTS", weights}}).find("LANES_RAIL_WEIGHTS"),
+              std::string::npos)
+        << weights;
+  }
 }
 
 TEST(Config, TableListsEveryVariableOnce) {
@@ -95,11 +103,12 @@ TEST(Config, TableListsEveryVariableOnce) {
     EXPECT_GT(std::string(v.help).size(), 10u);
     ++seen[v.name];
   }
-  for (const char* name : {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_PROGRESS",
-                           "LANES_UCX_TLS", "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT",
-                           "LANES_INFO", "LANES_BCAST_ALGORITHM", "LANES_SCATTER_ALGORITHM",
-                           "LANES_ALLTOALL_ALGORITHM", "LANES_MPI_COLLS", "LANES_MPI_STATS"}) {
+  for (const char* name :
+       {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_RAIL_WEIGHTS", "LANES_PROGRESS",
+        "LANES_UCX_TLS", "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT", "LANES_INFO",
+        "LANES_BCAST_ALGORITHM", "LANES_SCATTER_ALGORITHM", "LANES_ALLTOALL_ALGORITHM",
+        "LANES_MPI_COLLS", "LANES_MPI_STATS"}) {
     EXPECT_EQ(seen[name], 1) << name;
   }
-  EXPECT_EQ(seen.size(), 18u);
+  EXPECT_EQ(seen.size(), 19u);
 }

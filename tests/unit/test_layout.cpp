@@ -54,6 +54,55 @@ TEST(Layout, FromNodeSizes) {
   EXPECT_EQ(l.describe(), "7 ranks on 3 nodes (1,4,2), 3 lanes");
 }
 
+TEST(Layout, EveryLaneOfANodeIsDriven) {
+  // Nodes of 1, 4 and 2 ranks, 3 lanes: the single rank drives all three; on the node of 2,
+  // lane 2 goes to the rank with fewer lanes (local rank 0 on a tie).
+  const Layout l = Layout::from_node_sizes({1, 4, 2}, 3);
+  EXPECT_EQ(l.lanes_of[0], LaneSet::first(3));
+  EXPECT_EQ(l.lanes_of[1], LaneSet::one(0));
+  EXPECT_EQ(l.lanes_of[4], LaneSet::one(0));  // local rank 3: primary lane 0, nothing else
+  EXPECT_EQ(l.lanes_of[5], (LaneSet{0b101}));
+  EXPECT_EQ(l.lanes_of[6], LaneSet::one(1));
+  EXPECT_EQ(l.driver_of(1, 0), 1);
+  EXPECT_EQ(l.driver_of(2, 2), 5);
+  EXPECT_EQ(l.all_lanes(), LaneSet::first(3));
+  // Two ranks, four lanes: {0, 2} and {1, 3}.
+  const Layout two = Layout::blocks(4, 2, 4);
+  EXPECT_EQ(two.lanes_of[0], (LaneSet{0b0101}));
+  EXPECT_EQ(two.lanes_of[1], (LaneSet{0b1010}));
+}
+
+TEST(Layout, LeftoverLanesGoToNumaLocalRanks) {
+  // One node, ranks on NUMA nodes 0 and 1, four rails: rails 0, 1 on NUMA 0 and 2, 3 on NUMA 1.
+  Layout l = Layout::blocks(2, 2, 4);
+  l.numa_of = {1, 0};
+  l.rail_numa = {0, 0, 1, 1};
+  l.lane_of = {2, 0};  // the NUMA-nearest primaries lib/ would give
+  l.spread_lanes();
+  EXPECT_EQ(l.lanes_of[0], (LaneSet{0b1100}));
+  EXPECT_EQ(l.lanes_of[1], (LaneSet{0b0011}));
+}
+
+TEST(Layout, WithLanesAndLaneWeights) {
+  Layout l = Layout::blocks(4, 2, 2);
+  l.rail_weights = {1000, 500};
+  EXPECT_EQ(l.lane_weight(0), 1000u * kMaxLanes);
+  EXPECT_EQ(l.weight_of(LaneSet::first(2)), 1500u * kMaxLanes);
+  // One lane of two rails: one rank per lane, both drive lane 0.
+  const Layout one = l.with_lanes(1);
+  EXPECT_EQ(one.num_lanes, 1);
+  EXPECT_EQ(one.lanes_of, (std::vector<LaneSet>(4, LaneSet::one(0))));
+  // Four lanes over two rails: lanes 0 and 2 share rail 0, so each gets half its weight.
+  const Layout four = l.with_lanes(4);
+  EXPECT_EQ(four.rail_of_lane(2), 0);
+  EXPECT_EQ(four.lane_weight(2), 500u * kMaxLanes);
+  EXPECT_EQ(four.lane_weight(3), 250u * kMaxLanes);
+  EXPECT_EQ(four.lanes_of[0], (LaneSet{0b0101}));
+  EXPECT_THROW(l.with_lanes(0), Error);
+  EXPECT_THROW(l.with_lanes(65), Error);
+  EXPECT_THROW(Layout::blocks(4, 2, 65), Error);
+}
+
 TEST(Layout, Regular) {
   EXPECT_TRUE(Layout::blocks(12, 4, 1).regular());
   EXPECT_TRUE(Layout::blocks(12, 1, 1).regular());

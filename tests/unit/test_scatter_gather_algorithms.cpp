@@ -273,16 +273,14 @@ TEST(ScatterLinear, OneRoundAllPostedAtOnce) {
   EXPECT_EQ(root.ops[0].src, (Region{Buffer::send, 10, 5}));
   EXPECT_EQ(root.rounds, 1);
   EXPECT_EQ(root.ports, 6);
-  std::set<int> lanes;
   for (std::size_t i = 1; i < root.ops.size(); ++i) {
     const Op& op = root.ops[i];
     EXPECT_EQ(op.kind, OpKind::send);
     EXPECT_TRUE(op.deps.empty());
     EXPECT_EQ(op.round, 0);
     EXPECT_EQ(op.src, (Region{Buffer::send, static_cast<std::size_t>(op.peer) * 5, 5}));
-    lanes.insert(op.lane);
+    EXPECT_EQ(op.lanes, layout.lanes_of[2]);
   }
-  EXPECT_EQ(lanes.size(), 3u);  // the root's sends use every lane
   const Schedule leaf = build_scatter_linear(layout, {Collective::scatter, 6, 2, 5});
   ASSERT_EQ(leaf.ops.size(), 1u);
   EXPECT_EQ(leaf.ops[0].dst, (Region{Buffer::recv, 0, 5}));
@@ -305,7 +303,7 @@ TEST(ScatterKported, RootUsesKPortsPerRound) {
   EXPECT_EQ(round0[1]->peer, 8);
   EXPECT_EQ(round0[1]->src, (Region{Buffer::send, 8 * b, 4 * b}));
   EXPECT_EQ(round0[2]->peer, 12);
-  for (int j = 0; j < 3; ++j) EXPECT_EQ(round0[j]->lane, j);
+  for (int j = 0; j < 3; ++j) EXPECT_EQ(round0[j]->lanes, layout.lanes_of[5]);
   // Round 1 within [4,8): ranks 4, 6, 7, each one block.
   std::vector<int> round1;
   for (const Op& op : root.ops) {
@@ -373,7 +371,7 @@ TEST(ScatterFullLane, ColumnsUseTheirLanes) {
     for (const Op& op : s.ops) {
       if (op.kind != OpKind::send || layout.same_node(rank, op.peer)) continue;
       ++offnode;
-      EXPECT_EQ(op.lane, local % 2);
+      EXPECT_EQ(op.lanes, LaneSet::one(local % 2));
       EXPECT_EQ(layout.local_rank_of[op.peer], local);
       EXPECT_GE(op.round, 2);  // after the two on-node rounds
     }
@@ -411,7 +409,8 @@ TEST(ScatterKLane, PortsSendOnDistinctLanes) {
     for (const Op& op : s.ops) {
       if (op.kind == OpKind::send && !layout.same_node(r, op.peer) && op.round == 1) {
         senders.insert(r);
-        lanes.insert(op.lane);
+        lanes.insert(op.lanes.lowest());
+        EXPECT_EQ(op.lanes, layout.lanes_of[r]);
         EXPECT_EQ(layout.local_rank_of[op.peer], 0);  // to the first rank of a new node
       }
     }

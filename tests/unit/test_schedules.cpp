@@ -154,10 +154,10 @@ TEST(Registry, HoldsTheCatalogue) {
   const std::vector<std::pair<Collective, std::vector<std::string>>> catalogue = {
       {Collective::bcast,
        {"binomial", "kported", "scatter-allgather", "scatter-ring", "scatter-ring-bwsave",
-        "hierarchical", "full-lane", "k-lane"}},
+        "hierarchical", "full-lane", "k-lane", "pipeline"}},
       {Collective::scatter, {"linear", "binomial", "kported", "full-lane", "k-lane"}},
       {Collective::gather, {"linear", "binomial"}},
-      {Collective::alltoall, {"pairwise", "kported", "bruck", "full-lane", "k-lane"}},
+      {Collective::alltoall, {"pairwise", "kported", "bruck", "full-lane", "k-lane", "windowed"}},
       {Collective::allgather, {"linear", "ring", "recursive-doubling", "bruck", "node-aware"}},
   };
   std::size_t total = 0;
@@ -214,12 +214,12 @@ TEST(BcastBinomial, TreeShape) {
   EXPECT_EQ(root.ops[1].peer, 4);
   EXPECT_EQ(root.ops[2].peer, 3);
   EXPECT_EQ(root.ops[2].round, 2);
-  EXPECT_EQ(root.ops[0].lane, layout.lane_of[2]);
+  EXPECT_EQ(root.ops[0].lanes, layout.lanes_of[2]);
   const Schedule leaf = build_bcast_binomial(layout, {Collective::bcast, 3, 2, 16});
   ASSERT_EQ(leaf.ops.size(), 1u);
   EXPECT_EQ(leaf.ops[0].kind, OpKind::recv);
   EXPECT_EQ(leaf.ops[0].peer, 2);
-  EXPECT_EQ(leaf.ops[0].lane, layout.lane_of[2]);  // the sender's lane
+  EXPECT_EQ(leaf.ops[0].lanes, layout.lanes_of[2]);  // the sender's lanes
   EXPECT_EQ(leaf.rounds, 3);
   EXPECT_TRUE(build_bcast_binomial(layout, {Collective::bcast, 3, 2, 0}).ops.empty());
   EXPECT_TRUE(
@@ -277,7 +277,7 @@ TEST(AlltoallPairwise, StepsAreChained) {
   EXPECT_EQ(s.rounds, 4);
   EXPECT_EQ(s.ops[1].peer, 2);
   EXPECT_EQ(s.ops[2].peer, 0);
-  EXPECT_EQ(s.ops[2].lane, layout.lane_of[0]);
+  EXPECT_EQ(s.ops[2].lanes, layout.lanes_of[0]);
   EXPECT_EQ(s.ops[3].deps, (std::vector<OpId>{1, 2}));
   EXPECT_EQ(s.ops[4].deps, (std::vector<OpId>{1, 2}));
   const SimResult res = simulate(*find_algorithm(Collective::alltoall, "pairwise"), layout, 0, 3);
@@ -288,12 +288,12 @@ TEST(AlltoallPairwise, StepsAreChained) {
 
 TEST(Schedule, FinalizeNumbersMessagesPerPeerAndDirection) {
   Schedule s;
-  s.send(3, 0, {Buffer::recv, 0, 4});
-  s.recv(3, 0, {Buffer::recv, 0, 4});
-  s.send(3, 0, {Buffer::recv, 4, 4});
-  s.send(1, 0, {Buffer::recv, 0, 4});
+  s.send(3, LaneSet::one(0), {Buffer::recv, 0, 4});
+  s.recv(3, LaneSet::one(0), {Buffer::recv, 0, 4});
+  s.send(3, LaneSet::one(0), {Buffer::recv, 4, 4});
+  s.send(1, LaneSet::one(0), {Buffer::recv, 0, 4});
   const OpId c = s.copy({Buffer::send, 0, 4}, {Buffer::recv, 0, 4}, {0, 1});
-  s.recv(3, 0, {Buffer::recv, 8, 4}, {c}, 2);
+  s.recv(3, LaneSet::one(0), {Buffer::recv, 8, 4}, {c}, 2);
   s.finalize();
   EXPECT_EQ(c, 4u);
   EXPECT_EQ(s.ops[0].msg, 0u);
@@ -337,8 +337,8 @@ TEST_F(Broken, CorrectHandBuiltSchedulesPass) {
   // Allgather of two ranks, each posting both directions at once.
   for (int r = 0; r < 2; ++r) {
     s_[r].copy(block(Buffer::send, 0), block(Buffer::recv, r));
-    s_[r].send(1 - r, 0, block(Buffer::send, 0));
-    s_[r].recv(1 - r, 0, block(Buffer::recv, 1 - r));
+    s_[r].send(1 - r, LaneSet::one(0), block(Buffer::send, 0));
+    s_[r].recv(1 - r, LaneSet::one(0), block(Buffer::recv, 1 - r));
   }
   const SimResult res = run(Collective::allgather);
   EXPECT_TRUE(res.ok) << res.error;
@@ -348,36 +348,36 @@ TEST_F(Broken, CorrectHandBuiltSchedulesPass) {
 }
 
 TEST_F(Broken, MissingRecv) {
-  s_[0].send(1, 0, block(Buffer::recv, 0));
+  s_[0].send(1, LaneSet::one(0), block(Buffer::recv, 0));
   expect_error(run(Collective::bcast), "rank 0 op 0: send to 1");
   expect_error(run(Collective::bcast), "has no matching recv at rank 1");
 }
 
 TEST_F(Broken, MissingSend) {
-  s_[0].send(1, 0, block(Buffer::recv, 0));
-  s_[1].recv(0, 0, block(Buffer::recv, 0));
-  s_[1].recv(0, 0, block(Buffer::recv, 0));
+  s_[0].send(1, LaneSet::one(0), block(Buffer::recv, 0));
+  s_[1].recv(0, LaneSet::one(0), block(Buffer::recv, 0));
+  s_[1].recv(0, LaneSet::one(0), block(Buffer::recv, 0));
   expect_error(run(Collective::bcast), "rank 1 op 1: recv from 0 (msg 1");
   expect_error(run(Collective::bcast), "has no matching send");
 }
 
 TEST_F(Broken, SizeMismatch) {
-  s_[0].send(1, 0, block(Buffer::recv, 0));
-  s_[1].recv(0, 0, {Buffer::recv, 0, kBytes - 1});
+  s_[0].send(1, LaneSet::one(0), block(Buffer::recv, 0));
+  s_[1].recv(0, LaneSet::one(0), {Buffer::recv, 0, kBytes - 1});
   expect_error(run(Collective::bcast), "sends 8 bytes but its recv (rank 1 op 0) expects 7");
 }
 
 TEST_F(Broken, LaneMismatch) {
-  s_[0].send(1, 0, block(Buffer::recv, 0));
-  s_[1].recv(0, 1, block(Buffer::recv, 0));
-  expect_error(run(Collective::bcast), "uses lane 0 but its recv (rank 1 op 0) uses lane 1");
+  s_[0].send(1, LaneSet::one(0), block(Buffer::recv, 0));
+  s_[1].recv(0, LaneSet::one(1), block(Buffer::recv, 0));
+  expect_error(run(Collective::bcast), "uses lanes 0 but its recv (rank 1 op 0) uses lanes 1");
 }
 
 TEST_F(Broken, WrongSourceOffset) {
   // Scatter of two ranks: the root sends its own block 0 to rank 1 instead of block 1.
   s_[0].copy(block(Buffer::send, 0), block(Buffer::recv, 0));
-  s_[0].send(1, 0, block(Buffer::send, 0));
-  s_[1].recv(0, 0, block(Buffer::recv, 0));
+  s_[0].send(1, LaneSet::one(0), block(Buffer::send, 0));
+  s_[1].recv(0, LaneSet::one(0), block(Buffer::recv, 0));
   expect_error(run(Collective::scatter), "rank 1: recv byte 0 is");
   expect_error(run(Collective::scatter), "byte 8 of rank 0's input; last written by op 0");
 }
@@ -390,9 +390,9 @@ TEST_F(Broken, WrongDestinationOffset) {
     s[r].copy(block(Buffer::send, 0), block(Buffer::recv, r));
     for (int peer = 0; peer < 3; ++peer) {
       if (peer == r) continue;
-      s[r].send(peer, 0, block(Buffer::send, 0));
+      s[r].send(peer, LaneSet::one(0), block(Buffer::send, 0));
       const int slot = r == 0 ? 3 - peer : peer;
-      s[r].recv(peer, 0, block(Buffer::recv, slot));
+      s[r].recv(peer, LaneSet::one(0), block(Buffer::recv, slot));
     }
     s[r].finalize();
   }
@@ -404,10 +404,11 @@ TEST_F(Broken, WrongDestinationOffset) {
 TEST_F(Broken, RecvOverwritesOwnBlock) {
   for (int r = 0; r < 2; ++r) {
     s_[r].copy(block(Buffer::send, 0), block(Buffer::recv, r));
-    s_[r].send(1 - r, 0, block(Buffer::send, 0));
+    s_[r].send(1 - r, LaneSet::one(0), block(Buffer::send, 0));
   }
-  s_[0].recv(1, 0, block(Buffer::recv, 1));
-  s_[1].recv(0, 0, block(Buffer::recv, 1));  // should be block 0; races with its own copy
+  s_[0].recv(1, LaneSet::one(0), block(Buffer::recv, 1));
+  s_[1].recv(0, LaneSet::one(0),
+             block(Buffer::recv, 1));  // should be block 0; races with its own copy
   expect_error(run(Collective::allgather), "rank 1 op 2: recv from 0");
   expect_error(run(Collective::allgather), "races with op 0");
 }
@@ -415,8 +416,8 @@ TEST_F(Broken, RecvOverwritesOwnBlock) {
 TEST_F(Broken, GatherHandBuilt) {
   // Gather is not registered yet, but the simulator knows its definition.
   s_[0].copy(block(Buffer::send, 0), block(Buffer::recv, 0));
-  s_[0].recv(1, 1, block(Buffer::recv, 1));
-  s_[1].send(0, 1, block(Buffer::send, 0));
+  s_[0].recv(1, LaneSet::one(1), block(Buffer::recv, 1));
+  s_[1].send(0, LaneSet::one(1), block(Buffer::send, 0));
   SimResult res = run(Collective::gather);
   EXPECT_TRUE(res.ok) << res.error;
   s_[0].ops[1].dst = block(Buffer::recv, 0);
@@ -433,8 +434,8 @@ TEST_F(Broken, NeverWrittenOutput) {
 TEST_F(Broken, DeadlockBothReceiveFirst) {
   for (int r = 0; r < 2; ++r) {
     s_[r].copy(block(Buffer::send, 0), block(Buffer::recv, r));
-    const OpId in = s_[r].recv(1 - r, 0, block(Buffer::recv, 1 - r));
-    s_[r].send(1 - r, 0, block(Buffer::send, 0), {in});
+    const OpId in = s_[r].recv(1 - r, LaneSet::one(0), block(Buffer::recv, 1 - r));
+    s_[r].send(1 - r, LaneSet::one(0), block(Buffer::send, 0), {in});
   }
   const SimResult res = run(Collective::allgather);
   expect_error(res, "deadlock");
@@ -444,8 +445,8 @@ TEST_F(Broken, DeadlockBothReceiveFirst) {
 }
 
 TEST_F(Broken, RegionOutsideBuffer) {
-  s_[0].send(1, 0, {Buffer::recv, 1, kBytes});
-  s_[1].recv(0, 0, {Buffer::recv, 1, kBytes});
+  s_[0].send(1, LaneSet::one(0), {Buffer::recv, 1, kBytes});
+  s_[1].recv(0, LaneSet::one(0), {Buffer::recv, 1, kBytes});
   expect_error(run(Collective::bcast),
                "rank 0 op 0: source recv[1,+8) lies outside the recv buffer");
 }
@@ -474,32 +475,58 @@ TEST_F(Broken, DependencyOnLaterOp) {
 }
 
 TEST_F(Broken, NotFinalized) {
-  s_[0].send(1, 0, block(Buffer::recv, 0));
-  s_[0].send(1, 0, block(Buffer::recv, 0));
-  s_[1].recv(0, 0, block(Buffer::recv, 0));
-  s_[1].recv(0, 0, block(Buffer::recv, 0));
+  s_[0].send(1, LaneSet::one(0), block(Buffer::recv, 0));
+  s_[0].send(1, LaneSet::one(0), block(Buffer::recv, 0));
+  s_[1].recv(0, LaneSet::one(0), block(Buffer::recv, 0));
+  s_[1].recv(0, LaneSet::one(0), block(Buffer::recv, 0));
   expect_error(simulate_schedules(Collective::bcast, layout_, 0, kBytes, s_),
                "rank 0 op 1: send to 1 (msg 0, recv[0,+8)): message number should be 1");
 }
 
 TEST_F(Broken, MessageToSelfAndBadPeer) {
-  s_[0].send(0, 0, block(Buffer::recv, 0));
+  s_[0].send(0, LaneSet::one(0), block(Buffer::recv, 0));
   expect_error(run(Collective::bcast), "message to itself");
   s_[0].ops[0].peer = 2;
   expect_error(run(Collective::bcast), "peer outside 0..1");
 }
 
 TEST_F(Broken, LaneOutsideLayout) {
-  s_[0].send(1, 2, block(Buffer::recv, 0));
-  s_[1].recv(0, 2, block(Buffer::recv, 0));
-  expect_error(run(Collective::bcast), "lane 2 but the layout has 2");
+  s_[0].send(1, LaneSet::one(2), block(Buffer::recv, 0));
+  s_[1].recv(0, LaneSet::one(2), block(Buffer::recv, 0));
+  expect_error(run(Collective::bcast), "lanes 2 but the layout has 2");
+}
+
+TEST_F(Broken, SendsOnlyOverDrivenLanes) {
+  // A broadcast on two nodes of two ranks, two lanes (each rank drives one): rank 0 sends to 1
+  // on the node and to 2 over `lanes` in round 0; rank 1 forwards to 3 in round `round1`.
+  const Layout layout = Layout::blocks(4, 2, 2);
+  const auto run_with = [&](LaneSet lanes, int round1) {
+    std::vector<Schedule> s(4);
+    for (Schedule& x : s) x.rounds = 2;
+    const Region data = block(Buffer::recv, 0);
+    s[0].send(2, lanes, data, {}, 0);
+    s[0].send(1, layout.lanes_of[0], data, {}, 0);
+    s[2].recv(0, lanes, data, {}, 0);
+    const OpId got = s[1].recv(0, layout.lanes_of[0], data, {}, 0);
+    s[1].send(3, layout.lanes_of[1], data, {got}, round1);
+    s[3].recv(1, layout.lanes_of[1], data, {}, round1);
+    for (Schedule& x : s) x.finalize();
+    return simulate_schedules(Collective::bcast, layout, 0, kBytes, s);
+  };
+  EXPECT_TRUE(run_with(LaneSet::one(0), 0).ok) << run_with(LaneSet::one(0), 0).error;
+  // Rank 0 is its node's only sender off the node in round 0: it may use both lanes.
+  EXPECT_TRUE(run_with(LaneSet::first(2), 1).ok) << run_with(LaneSet::first(2), 1).error;
+  // Not while rank 1 sends off the node in the same round.
+  expect_error(run_with(LaneSet::first(2), 0), "uses lanes 0,1, but rank 0 drives lanes 0");
+  expect_error(run_with(LaneSet::one(1), 0),
+               "is not its node's only sender off the node in round 0");
 }
 
 TEST_F(Broken, RoundBeyondClaim) {
   s_[0].rounds = 1;
   s_[1].rounds = 1;
-  s_[0].send(1, 0, block(Buffer::recv, 0), {}, 1);
-  s_[1].recv(0, 0, block(Buffer::recv, 0), {}, 0);
+  s_[0].send(1, LaneSet::one(0), block(Buffer::recv, 0), {}, 1);
+  s_[1].recv(0, LaneSet::one(0), block(Buffer::recv, 0), {}, 0);
   expect_error(run(Collective::bcast), "round 1 but the schedule claims 1 rounds");
 }
 
@@ -507,10 +534,10 @@ TEST_F(Broken, RaceBetweenRecvAndForwardingSend) {
   // Three ranks in a chain, the middle one forwards without waiting for its receive.
   const Layout chain = Layout::blocks(3, 1, 1);
   std::vector<Schedule> s(3);
-  s[0].send(1, 0, block(Buffer::recv, 0));
-  s[1].recv(0, 0, block(Buffer::recv, 0));
-  s[1].send(2, 0, block(Buffer::recv, 0));
-  s[2].recv(1, 0, block(Buffer::recv, 0));
+  s[0].send(1, LaneSet::one(0), block(Buffer::recv, 0));
+  s[1].recv(0, LaneSet::one(0), block(Buffer::recv, 0));
+  s[1].send(2, LaneSet::one(0), block(Buffer::recv, 0));
+  s[2].recv(1, LaneSet::one(0), block(Buffer::recv, 0));
   for (Schedule& x : s) x.finalize();
   expect_error(simulate_schedules(Collective::bcast, chain, 0, kBytes, s),
                "rank 1 op 1: send to 2 (msg 0, recv[0,+8)) races with op 0");
