@@ -50,8 +50,9 @@ Layout Layout::from_node_labels(const std::vector<int>& node_label_of_rank, int 
 
 std::uint64_t Layout::lane_weight(int lane) const {
   const int rail = rail_of_lane(lane);
-  // Lanes rail, rail + R, ... below k share the rail.
-  const auto sharing = static_cast<std::uint64_t>((num_lanes - 1 - rail) / num_rails + 1);
+  // The lanes on this rail are lane % R + j * R below k.
+  const int lowest = lane % num_rails;
+  const auto sharing = static_cast<std::uint64_t>((num_lanes - 1 - lowest) / num_rails + 1);
   return std::uint64_t{rail_weights[static_cast<std::size_t>(rail)]} * kMaxLanes / sharing;
 }
 
@@ -98,14 +99,22 @@ void Layout::spread_lanes() {
   }
 }
 
-Layout Layout::with_lanes(int k) const {
+Layout Layout::with_lanes(int k, int first) const {
   if (k < 1 || k > kMaxLanes) {
     throw Error(Errc::invalid_argument, "lanes must be 1.." + std::to_string(kMaxLanes) + " (got " +
                                             std::to_string(k) + ")");
   }
+  if (first < 0 || first >= num_rails) {
+    throw Error(Errc::invalid_argument, "first_rail must be 0.." + std::to_string(num_rails - 1) +
+                                            " (got " + std::to_string(first) + ")");
+  }
   Layout l = *this;
   l.num_lanes = k;
-  for (int& lane : l.lane_of) lane %= k;
+  l.first_rail = first;
+  for (int& lane : l.lane_of) {
+    const int rail = rail_of_lane(lane);  // this rank's primary rail
+    lane = (rail - first + num_rails) % num_rails % k;
+  }
   l.spread_lanes();
   return l;
 }

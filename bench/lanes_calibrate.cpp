@@ -1,11 +1,12 @@
 // lanes-calibrate: measures the cost model's parameters on this machine and writes them in the
-// format LANES_CALIBRATION reads. Run it like an application, with at least two nodes of two
-// processes (emulated nodes count: LANES_NODE_SIZE=2):
+// format LANES_CALIBRATION reads. Run it like an application, on at least two nodes (emulated
+// nodes count: LANES_NODE_SIZE=2):
 //   mpirun -np 4 -x LANES_NODE_SIZE=2 lanes-calibrate [--output FILE] [--bytes B]
-// On-node: one message between the first two ranks of node 0 (a two-rank broadcast through the
-// shared-memory channels). Off-node: one message between the first ranks of nodes 0 and 1 over
-// their lane. alpha from 8-byte messages, beta from the slope up to B bytes (default 16 MiB);
-// medians of repeated runs.
+// On-node (when node 0 holds two ranks): one message between the first two ranks of node 0 (a
+// two-rank broadcast through the shared-memory channels). Off-node: one message between the
+// first ranks of nodes 0 and 1, on each rail alone ({.lanes = 1, .first_rail = r}), which gives
+// every rail's rate (rail_rates; beta_rail is the fastest's). alpha from 8-byte messages, beta
+// from the slope up to B bytes (default 16 MiB); medians of repeated runs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,14 +20,15 @@ namespace {
 
 // Median time of `reps` two-rank broadcasts of `bytes` on `comm` (both ranks time it; the
 // receiver's view counts, after a barrier made of a tiny broadcast each way).
-double median_bcast(lanes::Communicator& comm, std::size_t bytes, int reps) {
+double median_bcast(lanes::Communicator& comm, std::size_t bytes, int reps,
+                    const lanes::CallOptions& options) {
   std::vector<char> data(bytes, 1), tick(1);
   std::vector<double> times;
   for (int r = -2; r < reps; ++r) {
     comm.bcast(tick, 0);
     comm.bcast(tick, 1);
     const auto t0 = std::chrono::steady_clock::now();
-    comm.bcast(data, 0);
+    comm.bcast(data, 0, options);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r >= 0) times.push_back(s);
   }
@@ -43,9 +45,9 @@ struct Link {
   double beta = 0;
 };
 
-Link measure(lanes::Communicator& pair, std::size_t big) {
-  const double small = median_bcast(pair, 8, 50);
-  const double large = median_bcast(pair, big, 7);
+Link measure(lanes::Communicator& pair, std::size_t big, const lanes::CallOptions& options = {}) {
+  const double small = median_bcast(pair, 8, 50, options);
+  const double large = median_bcast(pair, big, 7, options);
   return {small, std::max(0.0, (large - small) / static_cast<double>(big - 8))};
 }
 
@@ -63,10 +65,10 @@ int main(int argc, char** argv) {
   try {
     lanes::Runtime rt = lanes::Runtime::init();
     lanes::Communicator world = rt.world();
-    if (world.num_nodes() < 2 || world.node_size() < 2) {
+    if (world.num_nodes() < 2) {
       if (world.rank() == 0) {
         std::fprintf(stderr,
-                     "lanes-calibrate needs two nodes of at least two processes "
+                     "lanes-calibrate needs two nodes, best of two processes each "
                      "(e.g. mpirun -np 4 -x LANES_NODE_SIZE=2)\n");
       }
       return 2;
@@ -82,24 +84,46 @@ int main(int argc, char** argv) {
     }
     const int me = world.rank();
     const int node1 = first_rank_of_node.at(1);
-    // Pair on node 0: ranks 0 and 1 (rank 1 shares node 0 since node 0 has >= 2 ranks and
-    // ranks of a node are consecutive in these layouts). Pair across: rank 0 and node1.
-    const bool shm_member = me == 0 || me == 1;
+    // Pair on node 0: ranks 0 and 1, when rank 1 shares node 0 (ranks of a node are consecutive
+    // in these layouts). Pair across: rank 0 and node1.
+    const bool shared = node_rank_of.at(1) == 1;
+    const bool shm_member = shared && (me == 0 || me == 1);
     const bool rail_member = me == 0 || me == node1;
     lanes::Communicator shm_pair = world.split(shm_member ? 0 : -1, me);
     Link shm;
     if (shm_member) shm = measure(shm_pair, big);
     lanes::Communicator rail_pair = world.split(rail_member ? 0 : -1, me);
-    Link rail;
-    if (rail_member) rail = measure(rail_pair, big);
+    // Each rail alone; the first rail's start-up is alpha_rail.
+    std::vector<Link> rails;
+    if (rail_member) {
+      for (int r = 0; r < rt.num_rails(); ++r) {
+        rails.push_back(
+            measure(rail_pair, big, {.algorithm = "binomial", .lanes = 1, .first_rail = r}));
+      }
+    }
     // Rank 0 was in both pairs and has both results.
     if (me == 0) {
-      char text[512];
+      double fastest = 0;
+      std::string rates;
+      for (const Link& l : rails) {
+        const double rate = l.beta > 0 ? 1.0 / l.beta : 0;
+        fastest = std::max(fastest, rate);
+        char one[32];
+        std::snprintf(one, sizeof one, " %.4g", rate);
+        rates += one;
+      }
+      char text[1024];
+      std::string shm_text = "# on-node: not measured (node 0 holds one rank), defaults apply\n";
+      if (shared) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "alpha_shm %.4g\nbeta_shm %.4g\n", shm.alpha, shm.beta);
+        shm_text = buf;
+      }
       std::snprintf(text, sizeof text,
                     "# lanes-calibrate: %d ranks on %d nodes, messages up to %zu bytes\n"
-                    "alpha_shm %.4g\nbeta_shm %.4g\nalpha_rail %.4g\nbeta_rail %.4g\n",
-                    world.size(), world.num_nodes(), big, shm.alpha, shm.beta, rail.alpha,
-                    rail.beta);
+                    "%salpha_rail %.4g\nbeta_rail %.4g\nrails %zu\nrail_rates%s\n",
+                    world.size(), world.num_nodes(), big, shm_text.c_str(), rails.front().alpha,
+                    fastest > 0 ? 1.0 / fastest : 0.0, rails.size(), rates.c_str());
       if (output.empty()) {
         std::fputs(text, stdout);
       } else {

@@ -193,11 +193,24 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
   return name;
 }
 
-const algos::Layout& CommImpl::layout_with_lanes(int lanes) {
-  if (lanes <= 0 || lanes == layout_.num_lanes) return layout_;
-  auto it = layouts_by_lanes_.find(lanes);
+const algos::Layout& CommImpl::layout_with_lanes(int lanes, int first_rail) {
+  if (lanes <= 0) lanes = layout_.num_lanes;
+  if (lanes == layout_.num_lanes && first_rail == layout_.first_rail) return layout_;
+  if (first_rail < 0 || first_rail >= layout_.num_rails) {
+    throw Error(Errc::invalid_argument, "CallOptions::first_rail is " + std::to_string(first_rail) +
+                                            " but there are " + std::to_string(layout_.num_rails) +
+                                            " rails (valid: 0.." +
+                                            std::to_string(layout_.num_rails - 1) + ")");
+  }
+  if (lanes > algos::kMaxLanes) {
+    throw Error(Errc::invalid_argument, "CallOptions::lanes is " + std::to_string(lanes) +
+                                            "; lanes uses at most " +
+                                            std::to_string(algos::kMaxLanes));
+  }
+  const auto key = std::make_pair(lanes, first_rail);
+  auto it = layouts_by_lanes_.find(key);
   if (it == layouts_by_lanes_.end()) {
-    it = layouts_by_lanes_.emplace(lanes, layout_.with_lanes(lanes)).first;
+    it = layouts_by_lanes_.emplace(key, layout_.with_lanes(lanes, first_rail)).first;
   }
   return it->second;
 }
@@ -205,12 +218,12 @@ const algos::Layout& CommImpl::layout_with_lanes(int lanes) {
 std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, int root,
                                                                std::size_t bytes,
                                                                const std::string& algorithm,
-                                                               int lanes) {
-  const CacheKey key{static_cast<int>(coll), root, bytes, algorithm, lanes};
+                                                               int lanes, int first_rail) {
+  const CacheKey key{static_cast<int>(coll), root, bytes, algorithm, lanes, first_rail};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
   if (algo == nullptr) throw Error(Errc::internal, "unknown algorithm " + algorithm);
-  const algos::Layout& layout = layout_with_lanes(lanes);
+  const algos::Layout& layout = layout_with_lanes(lanes, first_rail);
   algos::CollArgs args;
   args.coll = coll;
   args.rank = rank_;
@@ -232,7 +245,7 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, 
 void CommImpl::run_internal(Collective coll, std::size_t bytes, const std::byte* send,
                             std::byte* recv, const std::string& algorithm) {
   Prepared p;
-  p.schedule = schedule_for(coll, 0, bytes, algorithm, -1);
+  p.schedule = schedule_for(coll, 0, bytes, algorithm, -1, 0);
   p.send = send;
   p.recv = recv;
   p.block = bytes;
@@ -382,7 +395,7 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   Prepared prepared;
   prepared.call = call;
   prepared.block = block;
-  const algos::Layout& layout = layout_with_lanes(call.options.lanes);
+  const algos::Layout& layout = layout_with_lanes(call.options.lanes, call.options.first_rail);
   const std::string algorithm = choose_algorithm(call.coll, block, call.options, layout);
   prepared.call.options.algorithm = algorithm;
   if (!err.empty()) {
@@ -393,8 +406,8 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   }
   const bool nothing = block == 0 || (call.coll == Collective::bcast && size() == 1);
   if (!nothing) {
-    prepared.schedule =
-        schedule_for(call.coll, rooted ? call.root : 0, block, algorithm, call.options.lanes);
+    prepared.schedule = schedule_for(call.coll, rooted ? call.root : 0, block, algorithm,
+                                     call.options.lanes, call.options.first_rail);
     prepared.send = uses_send ? send.data() : nullptr;
     prepared.recv = uses_recv ? recv.data() : nullptr;
   }

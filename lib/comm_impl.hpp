@@ -100,13 +100,14 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
 
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
                                                        std::size_t bytes,
-                                                       const std::string& algorithm, int lanes);
+                                                       const std::string& algorithm, int lanes,
+                                                       int first_rail);
   std::string choose_algorithm(algos::Collective coll, std::size_t bytes,
                                const CallOptions& options, const algos::Layout& layout) const;
   std::string model_choice(algos::Collective coll, std::size_t bytes, const algos::Layout& layout,
                            const char* fallback) const;
   // The layout with k lanes (per-call option): primaries mod k, driven lanes spread anew.
-  const algos::Layout& layout_with_lanes(int lanes);
+  const algos::Layout& layout_with_lanes(int lanes, int first_rail);
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
   // argument error (empty if none); every rank throws if any rank has one.
   void agree(algos::Collective coll, int root, std::size_t bytes, const std::string& algorithm,
@@ -124,8 +125,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   bool cma_ = false;
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;
-  std::map<int, algos::Layout> layouts_by_lanes_;
-  using CacheKey = std::tuple<int, int, std::size_t, std::string, int>;
+  std::map<std::pair<int, int>, algos::Layout> layouts_by_lanes_;
+  using CacheKey = std::tuple<int, int, std::size_t, std::string, int, int>;
   std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
   std::string broken_;
   mutable std::map<std::tuple<int, std::size_t, int>, std::string> model_choices_;

@@ -73,6 +73,10 @@ void Runtime::finalize() {
 std::string Runtime::bootstrap_name() const {
   return alive(impl_).bootstrap_name();
 }
+int Runtime::num_rails() const {
+  return static_cast<int>(alive(impl_).rails().count());
+}
+
 std::string Runtime::describe() const {
   return alive(impl_).describe();
 }

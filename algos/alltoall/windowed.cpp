@@ -10,10 +10,11 @@
 // Phases: the own block is copied from the send to the receive buffer; then in steps
 // s = 1..p-1 rank r sends block (r+s) mod p to rank (r+s) mod p and receives block r of rank
 // (r-s) mod p. Step s starts once step s - W has completed (its send and its receive), so W
-// steps are in flight, with W = min(p - 1, 2k) for k lanes. Steps (t - 1) W + 1 .. t W form round
-// t, ceil((p - 1) / W) rounds, although a step starts as soon as its own predecessor is done. A rank whose partner in one step is
-// on its node keeps its lanes busy with the next steps' off-node messages, and the ranks of a
-// node, which pairwise puts off the node in different steps, keep all of the node's lanes busy.
+// steps are in flight, with W = min(p - 1, 2k) for k lanes. Steps (t - 1) W + 1 .. t W form
+// round t, ceil((p - 1) / W) rounds, although a step starts as soon as its own predecessor is
+// done. A rank whose partner in one step is on its node keeps its lanes busy with the next steps'
+// off-node messages, and the ranks of a node, which pairwise puts off the node in different
+// steps, keep all of the node's lanes busy.
 //
 // Cost: every block travels once. Off the node, each node sends n (p - n) blocks of m bytes over
 // its lanes, which stay busy throughout: n (p - n) m / B for the node's combined lane rate B,

@@ -69,15 +69,16 @@ Schedule build_bcast_kported(const Layout& layout, const CollArgs& args) {
 }
 
 // Cost: round t splits ranges of len_t ranks (len_0 = p, len_{t+1} = ceil(len_t / (k + 1))) and
-// sends the whole message k times at once; while a range spans more than a node (len_t > n) the
-// round leaves the node, one local root per node sending k flows over the rails.
+// sends the whole message to min(k, len_t - 1) ranks at once; while a range spans more than a node
+// (len_t > n) the round leaves the node, one local root per node sending those copies over the
+// lanes it drives.
 double cost_bcast_kported(const CostInput& in, const MachineParams& m) {
   const long long ports = std::max(1, in.lanes);
   const auto c = static_cast<double>(in.bytes);
   double t = 0;
   for (long long len = in.p(); len > 1; len = (len + ports) / (ports + 1)) {
-    t += in.nodes > 1 && len > in.ppn ? rail_time(c, static_cast<double>(ports), in, m)
-                                      : shm_time(c, m);
+    const auto copies = static_cast<double>(std::min(ports, len - 1));
+    t += in.nodes > 1 && len > in.ppn ? rail_time(copies * c, 1.0, in, m) : shm_time(c, m);
   }
   return t;
 }

@@ -100,17 +100,18 @@ Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
 // Cost: round t splits ranges of len_t ranks (len_0 = p) into k + 1 subranges, keeps the first
 // and largest (len_{t+1} = ceil(len_t / (k + 1))) and sends the blocks of the others, k messages
 // at once; while a range spans more than a node (len_t > n) the round leaves the node, one local
-// root per node sending k flows.
+// root per node sending all of them over the lanes it drives. On the node, the largest message
+// sets the round.
 double cost_scatter_kported(const CostInput& in, const MachineParams& m) {
   const long long ports = std::max(1, in.lanes);
   const auto b = static_cast<double>(in.bytes);
   double t = 0;
   for (long long len = in.p(); len > 1; len = (len + ports) / (ports + 1)) {
+    const long long kept = (len + ports) / (ports + 1);
     // The second subrange, the largest one sent.
     const long long sent = len / (ports + 1) + (len % (ports + 1) > 1 ? 1 : 0);
-    const double bytes = static_cast<double>(sent) * b;
-    t += in.nodes > 1 && len > in.ppn ? rail_time(bytes, static_cast<double>(ports), in, m)
-                                      : shm_time(bytes, m);
+    t += in.nodes > 1 && len > in.ppn ? rail_time(static_cast<double>(len - kept) * b, 1.0, in, m)
+                                      : shm_time(static_cast<double>(sent) * b, m);
   }
   return t;
 }

@@ -53,17 +53,15 @@ Schedule build_scatter_linear(const Layout& layout, const CollArgs& args) {
   return s;
 }
 
-// Cost: the root's sends start one after another: n - 1 on the node, and p - n off it, spread
-// over its k lanes (min(k, p - n) flows) that share its rails; the two kinds overlap.
+// Cost: the root's sends start one after another: n - 1 on the node, and p - n off it, which
+// share the lanes the root drives; the two kinds overlap.
 double cost_scatter_linear(const CostInput& in, const MachineParams& m) {
   const auto b = static_cast<double>(in.bytes);
   const double on = static_cast<double>(in.ppn - 1) * shm_time(b, m);
   const long long remote = in.p() - in.ppn;
   if (remote == 0) return on;
-  const auto flows =
-      static_cast<double>(std::min(static_cast<long long>(std::max(1, in.lanes)), remote));
   const double off = static_cast<double>(remote - 1) * m.alpha_rail +
-                     rail_time(static_cast<double>(remote) * b / flows, flows, in, m);
+                     rail_time(static_cast<double>(remote) * b, 1.0, in, m);
   return std::max(on, off);
 }
 

@@ -25,9 +25,12 @@ concept ContiguousData = std::ranges::contiguous_range<R> && std::ranges::sized_
 
 // Per-call options. Empty algorithm: the runtime's choice (LANES_<COLL>_ALGORITHM or its default).
 // lanes: the number of lanes (ports) k the algorithm uses; 0: LANES_LANES or the number of rails.
+// first_rail: lane l runs over rail (first_rail + l) mod R of the R rails, so that
+// {.lanes = 1, .first_rail = 1} runs a call on the second rail alone.
 struct CallOptions {
   std::string algorithm;
   int lanes = 0;
+  int first_rail = 0;
 };
 
 class Communicator {

@@ -55,6 +55,9 @@ class Runtime {
   std::string bootstrap_name() const;
   // Multi-line description: nodes, ranks, rails and which rank drives which rail.
   std::string describe() const;
+  // Rails (NICs) this process drives off its node: lanes' default number of lanes, and the
+  // range of CallOptions::first_rail.
+  int num_rails() const;
 
  private:
   explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl);
