@@ -231,7 +231,7 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, 
   args.bytes = bytes;
   algos::Schedule sched = algo->build(layout, args);
   sched.finalize();
-  auto prepared = prepare(*this, std::move(sched), algorithm);
+  auto prepared = prepare(*this, std::move(sched), algorithm, layout.first_rail);
   if (runtime_->config().info > 0 && rank_ == 0 &&
       !(coll == Collective::allgather && algorithm == "linear" && lanes == -1)) {
     std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s\n", algos::to_string(coll),

@@ -18,9 +18,10 @@ using algos::OpId;
 using algos::OpKind;
 
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
-                                                std::string algorithm) {
+                                                std::string algorithm, int first_rail) {
   auto p = std::make_shared<PreparedSchedule>();
   p->algorithm = std::move(algorithm);
+  p->first_rail = first_rail;
   const auto& layout = comm.layout();
   const std::size_t n = schedule.ops.size();
   p->dependents.resize(n);
@@ -144,7 +145,7 @@ Execution::Transfer Execution::start_off_node(const Op& op, std::byte* data, std
   std::array<std::uint32_t, algos::kMaxLanes> weight{};
   std::size_t n = 0;
   op.lanes.each([&](int lane) {
-    const std::size_t rail = static_cast<std::size_t>(layout.rail_of_lane(lane)) % rails.count();
+    const std::size_t rail = static_cast<std::size_t>(prepared_->first_rail + lane) % rails.count();
     if (std::find(rail_of.begin(), rail_of.begin() + static_cast<std::ptrdiff_t>(n), rail) !=
         rail_of.begin() + static_cast<std::ptrdiff_t>(n)) {
       return;

@@ -25,6 +25,7 @@ class CommImpl;
 struct PreparedSchedule {
   algos::Schedule schedule;
   std::string algorithm;
+  int first_rail = 0;  // the call's lane l runs over rail (first_rail + l) mod R
   std::vector<std::vector<algos::OpId>> dependents;       // op -> ops that wait for it
   std::vector<std::uint32_t> dep_counts;                  // op -> number of deps
   std::vector<std::pair<int, std::uint32_t>> node_sends;  // (local peer, messages) on this node
@@ -34,7 +35,7 @@ struct PreparedSchedule {
 // Checks and indexes a schedule built for `comm`. Throws lanes::Error(internal) if the schedule
 // refers to invalid peers or needs more messages per pair than a tag can number.
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
-                                                std::string algorithm);
+                                                std::string algorithm, int first_rail);
 
 class Execution {
  public:
