@@ -2,8 +2,9 @@
 # The emulated cluster end to end: 2 nodes (network namespaces) x 2 rails, 2 processes per node,
 # LANES_RAILS=rail0,rail1. bcast, scatter and alltoall with every algorithm must deliver every
 # byte, the interface counters must show the off-node volume on BOTH rails and next to nothing
-# on the management network, and the teardown must leave no namespace, link, route or /dev/shm
-# segment behind.
+# on the management network; with one process per node, a broadcast must put about half of its
+# bytes on each rail (the process drives both and stripes over them); and the teardown must
+# leave no namespace, link, route or /dev/shm segment behind.
 #   testbed_smoke.sh TESTBED_SCRIPT COLLECTIVES_CHECK
 # Skips (exit 77) where not root or where network namespaces cannot be made.
 set -u
@@ -93,8 +94,8 @@ rail0=$((r0c - r0b)) rail1=$((r1c - r1b)) mgmt=$((mc - mb))
 # The least that must cross between the nodes, from the largest size alone, whatever the
 # algorithm (roots 0..3, 2 processes per node): a bcast moves the payload once to the other
 # node (4 roots: 4 S); a scatter the 2 blocks of the other node (8 S); an alltoall 2 blocks from
-# each of 4 processes (8 S). 8 bcast, 5 scatter and 5 alltoall algorithms: 112 S in all.
-min_off=$((112 * size))
+# each of 4 processes (8 S). 9 bcast, 5 scatter and 6 alltoall algorithms: 124 S in all.
+min_off=$((124 * size))
 echo "off-node minimum $min_off B; rail0 +$rail0 B, rail1 +$rail1 B; mgmt +$mgmt B (no-op run: +$mgmt_noop B)"
 # All of it went over the rails (not shared memory or loopback between the namespaces)...
 [ $((rail0 + rail1)) -ge $min_off ] || fail "rails carried $((rail0 + rail1)) B < $min_off B"
@@ -112,7 +113,25 @@ echo "off-node minimum $min_off B; rail0 +$rail0 B, rail1 +$rail1 B; mgmt +$mgmt
   fail "mgmt carried $mgmt B, more than twice the no-op run's $mgmt_noop B + 64 KiB"
 [ $((mgmt * 100)) -le $((rail0 + rail1)) ] || fail "mgmt carried $mgmt B, over 1 % of the rails' volume"
 
-# 3. lanes-bench, where it is built: its own verification of every repetition.
+# 3. One process per node drives both rails: its broadcasts (binomial, chosen by name, and the
+# runtime's own choice) stripe every message over them, half on each (equal rails). Allow 40 %.
+read -r r0b r1b _ < <(snapshot)
+big=4194307
+for algo in binomial auto; do
+  out=$(LANES_BCAST_ALGORITHM=$algo timeout --kill-after=5 40 "$testbed" mpirun -np 2 -npernode 1 \
+    "$check" --sizes $big --colls bcast 2>&1) || { echo "$out"; fail "one process per node, $algo"; }
+done
+read -r r0c r1c _ < <(snapshot)
+rail0=$((r0c - r0b)) rail1=$((r1c - r1b))
+echo "one process per node: rail0 +$rail0 B, rail1 +$rail1 B"
+# Two roots, two algorithms: at least 4 payloads crossed.
+[ $((rail0 + rail1)) -ge $((4 * big)) ] || fail "one process per node: rails carried $((rail0 + rail1)) B < $((4 * big)) B"
+for r in $rail0 $rail1; do
+  [ $((r * 10)) -ge $((4 * (rail0 + rail1))) ] ||
+    fail "one process per node: a rail carried $r B of $((rail0 + rail1)) B, under 40 %"
+done
+
+# 4. lanes-bench, where it is built: its own verification of every repetition.
 if [ -x "$bench" ] && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   timeout 20 "$bench" --help 2>&1 | grep -q -- '--check'; then
   read -r r0b r1b _ < <(snapshot)
