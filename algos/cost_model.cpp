@@ -132,6 +132,34 @@ double shm_time(double bytes, const MachineParams& m) {
   return m.alpha_shm + bytes * m.beta_shm;
 }
 
+double binomial_tree_time(double bytes, const CostInput& in, const MachineParams& m,
+                          Spread spread) {
+  const int rounds = ceil_log(in.p(), 2);
+  const int on_node = in.nodes > 1 ? std::min(rounds, ceil_log(in.ppn, 2)) : rounds;
+  double t = on_node * shm_time(bytes, m);
+  // A subtree root with j off-node children pushes j copies at once; its first child, which has
+  // j - 1 of its own, waits for all j.
+  for (int j = rounds - on_node; j > 0; --j) t += rail_time(j * bytes, 1.0, in, m, spread);
+  return t;
+}
+
+double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  double t = 0;
+  for (long long top = 1LL << (ceil_log(p, 2) - 1); p > 1 && top >= 1; top /= 2) {
+    // The subtree root at this level sends to distances top, top / 2, ..., 1 at once.
+    double off = 0;
+    for (long long d = top; d >= 1; d /= 2) {
+      const auto blocks = static_cast<double>(std::min(d, p - d));
+      if (in.nodes > 1 && d >= in.ppn) off += blocks * block;
+    }
+    const auto largest = static_cast<double>(std::min(top, p - top));
+    t += in.nodes > 1 && top >= in.ppn ? rail_time(off, 1.0, in, m)
+                                       : shm_time(largest * block, m);
+  }
+  return t;
+}
+
 int ceil_log(long long x, long long base) {
   int r = 0;
   for (long long v = 1; v < x; v *= base) ++r;

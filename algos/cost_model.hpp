@@ -10,6 +10,11 @@
 // lanes it drives (k / n of them for n < k ranks per node, one otherwise), a leader that is
 // alone off its node over all of them, and a message below the striping threshold goes on one
 // lane. A transfer over r of k equal rails thus costs alpha + beta * m / r.
+//
+// Over TCP rails a send completes once its bytes are in the socket's buffer, so the sends a rank
+// starts one after another in a tree leave together and share its lanes: the first child of a
+// binomial tree gets its message only when the root has pushed all of them. The tree costs below
+// (binomial_tree_time, binomial_scatter_time) price that.
 #pragma once
 
 #include <cstddef>
@@ -73,6 +78,15 @@ double rail_time(double bytes, double flows, const CostInput& in, const MachineP
 double shm_time(double bytes, const MachineParams& m);
 
 int ceil_log(long long x, long long base);  // smallest r with base^r >= x
+
+// A binomial broadcast of `bytes` over p = nodes * ppn ranks (ranks of a node consecutive): the
+// off-node rounds come first, each subtree root pushing its off-node copies at once, then the
+// on-node rounds. `spread` says which lanes the off-node copies use.
+double binomial_tree_time(double bytes, const CostInput& in, const MachineParams& m,
+                          Spread spread = Spread::driven);
+// A binomial scatter of p blocks of `block` bytes: at each level the subtree root sends the
+// blocks of all its children at once, and the largest child continues once its blocks arrived.
+double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m);
 
 struct Prediction {
   std::string algorithm;

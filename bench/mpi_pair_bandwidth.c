@@ -6,8 +6,9 @@
  * Rank r of the first half pairs with rank r + P/2 (with P/2 processes on each of two nodes,
  * or one per node on 2 nodes, every pair crosses the nodes). Per repetition, after a barrier,
  * the first half sends one message of --bytes to its partner (with --bidir both send at once);
- * the time is the slowest rank's. Printed: the average and best time and the aggregate rate in
- * Gbit/s over all pairs and directions, from the average and from the best repetition. */
+ * the time is the slowest rank's. Printed: the average and best time, the aggregate rate in
+ * Gbit/s over all pairs and directions, from the average and from the best repetition, and how
+ * many hosts the senders and the receivers of the first direction span. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,13 +64,36 @@ int main(int argc, char** argv) {
       if (slowest < best) best = slowest;
     }
   }
+  // Hosts of each half: the first rank of a host within its half counts it.
+  char host[MPI_MAX_PROCESSOR_NAME] = {0};
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  char* hosts = malloc((size_t)p * MPI_MAX_PROCESSOR_NAME);
+  if (hosts == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+             MPI_COMM_WORLD);
   if (me == 0) {
+    int spans[2] = {0, 0};
+    for (int r = 0; r < p; ++r) {
+      const int lo = r < half ? 0 : half;
+      int first = 1;
+      for (int q = lo; q < r; ++q) {
+        if (strcmp(hosts + (size_t)q * MPI_MAX_PROCESSOR_NAME,
+                   hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME) == 0) {
+          first = 0;
+        }
+      }
+      spans[r < half ? 0 : 1] += first;
+    }
     const double bits = 8.0 * (double)bytes * half * (bidir ? 2 : 1);
     const double avg = sum / reps;
-    printf("pairs %d, %ld bytes, %s: avg %.3f ms (%.3f Gbit/s), best %.3f ms (%.3f Gbit/s)\n", half,
-           bytes, bidir ? "both directions" : "one direction", avg * 1e3, bits / avg / 1e9,
-           best * 1e3, bits / best / 1e9);
+    printf(
+        "pairs %d, %ld bytes, %s: avg %.3f ms (%.3f Gbit/s), best %.3f ms (%.3f Gbit/s), "
+        "sender hosts %d, receiver hosts %d\n",
+        half, bytes, bidir ? "both directions" : "one direction", avg * 1e3, bits / avg / 1e9,
+        best * 1e3, bits / best / 1e9, spans[0], spans[1]);
   }
+  free(hosts);
   free(out);
   free(in);
   MPI_Finalize();

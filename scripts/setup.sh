@@ -11,7 +11,7 @@ packages=(
   libopenmpi-dev openmpi-bin      # mpirun (a PMIx server), MPI bootstrap, tests and the demo
   libhwloc-dev hwloc libnuma-dev  # topology
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-  clang-format iproute2 python3 python3-matplotlib
+  clang-format iproute2 iperf3 python3 python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do

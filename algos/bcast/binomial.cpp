@@ -55,13 +55,10 @@ Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args) {
 }
 
 // Cost: the first rounds (partners 2^j >= n ranks apart) cross nodes; then only one rank per
-// node holds the data, so one flow per node uses the rails. The last ceil(log2 n) rounds copy
-// on-node.
+// node holds the data, so one flow per node uses the rails, and a subtree root's copies leave
+// together (binomial_tree_time). The last ceil(log2 n) rounds copy on-node.
 double cost_bcast_binomial(const CostInput& in, const MachineParams& m) {
-  const int rounds = ceil_log(in.p(), 2);
-  const int on_node = in.nodes > 1 ? std::min(rounds, ceil_log(in.ppn, 2)) : rounds;
-  const auto c = static_cast<double>(in.bytes);
-  return on_node * shm_time(c, m) + (rounds - on_node) * rail_time(c, 1.0, in, m);
+  return binomial_tree_time(static_cast<double>(in.bytes), in, m);
 }
 
 }  // namespace lanes::algos

@@ -154,7 +154,11 @@ double cost_bcast_full_lane(const CostInput& in, const MachineParams& m) {
   for (long long dist = 1; dist < n; dist *= 2) {
     t += shm_time(static_cast<double>(std::min(dist, n - dist)) * block, m);
   }
-  t += ceil_log(in.nodes, 2) * rail_time(block, static_cast<double>(n), in, m);
+  // Between nodes n binomial trees at once (n flows per node), each subtree root's copies leaving
+  // together.
+  for (int j = ceil_log(in.nodes, 2); j > 0; --j) {
+    t += rail_time(j * block, static_cast<double>(n), in, m);
+  }
   return t + static_cast<double>(n - 1) * shm_time(block, m);
 }
 

@@ -95,8 +95,10 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
 // ceil(log2 n) on-node rounds on the last node reached.
 double cost_bcast_hierarchical(const CostInput& in, const MachineParams& m) {
   const auto c = static_cast<double>(in.bytes);
-  return ceil_log(in.nodes, 2) * rail_time(c, 1.0, in, m, Spread::node) +
-         ceil_log(in.ppn, 2) * shm_time(c, m);
+  double t = ceil_log(in.ppn, 2) * shm_time(c, m);
+  // Among leaders a binomial tree whose copies leave together, over all of a node's lanes.
+  for (int j = ceil_log(in.nodes, 2); j > 0; --j) t += rail_time(j * c, 1.0, in, m, Spread::node);
+  return t;
 }
 
 }  // namespace lanes::algos

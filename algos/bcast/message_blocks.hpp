@@ -23,17 +23,4 @@ inline Region blocks(std::size_t bytes, int q, int first, int last) {
   return {Buffer::recv, begin, block_offset(bytes, q, last) - begin};
 }
 
-// Cost of a binomial scatter of p blocks of `block` bytes: the root's child 2^j ranks away gets
-// min(2^j, p - 2^j) blocks; partners n or more ranks apart are on different nodes, and in those
-// rounds one rank per node sends (one flow).
-inline double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m) {
-  const long long p = in.p();
-  double t = 0;
-  for (long long dist = 1; dist < p; dist *= 2) {
-    const double bytes = static_cast<double>(std::min(dist, p - dist)) * block;
-    t += in.nodes > 1 && dist >= in.ppn ? rail_time(bytes, 1.0, in, m) : shm_time(bytes, m);
-  }
-  return t;
-}
-
 }  // namespace lanes::algos

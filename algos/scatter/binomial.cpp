@@ -96,19 +96,10 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
 }
 
 // Cost: the round with partners 2^j apart moves min(2^j, p - 2^j) blocks per sender; rounds
-// moving n or more blocks cross nodes, one flow per node (only subtree roots hold data); the
-// rest stay on-node.
+// moving n or more blocks cross nodes, one flow per node (only subtree roots hold data), and a
+// subtree root's sends leave together (binomial_scatter_time); the rest stay on-node.
 double cost_scatter_binomial(const CostInput& in, const MachineParams& m) {
-  const int rounds = ceil_log(in.p(), 2);
-  const auto c = static_cast<double>(in.bytes);
-  const auto p = static_cast<double>(in.p());
-  double t = 0;
-  for (int j = 0; j < rounds; ++j) {
-    const double blocks = std::min(std::ldexp(1.0, j), p - std::ldexp(1.0, j));
-    t += (in.nodes > 1 && blocks >= static_cast<double>(in.ppn)) ? rail_time(blocks * c, 1.0, in, m)
-                                                                 : shm_time(blocks * c, m);
-  }
-  return t;
+  return binomial_scatter_time(static_cast<double>(in.bytes), in, m);
 }
 
 }  // namespace lanes::algos

@@ -161,7 +161,8 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
 // Cost: the binomial scatter of n super-blocks of N blocks on the root's node (its child 2^j ranks
 // away gets min(2^j, n - 2^j) of them), then n concurrent binomial scatters over the nodes (the
 // child 2^j nodes away gets min(2^j, N - 2^j) blocks), all n ranks of a sending node at once
-// (n flows). As in the formula above, the root's packing copy is left out.
+// (n flows), a subtree root's sends leaving together (see cost_model.hpp). As in the formula
+// above, the root's packing copy is left out.
 double cost_scatter_full_lane(const CostInput& in, const MachineParams& m) {
   const long long nodes = in.nodes;
   const long long n = in.ppn;
@@ -170,9 +171,10 @@ double cost_scatter_full_lane(const CostInput& in, const MachineParams& m) {
   for (long long dist = 1; dist < n; dist *= 2) {
     t += shm_time(static_cast<double>(std::min(dist, n - dist) * nodes) * b, m);
   }
-  for (long long dist = 1; dist < nodes; dist *= 2) {
-    t += rail_time(static_cast<double>(std::min(dist, nodes - dist)) * b, static_cast<double>(n),
-                   in, m);
+  for (long long top = 1LL << (ceil_log(nodes, 2) - 1); nodes > 1 && top >= 1; top /= 2) {
+    double blocks = 0;  // what a subtree root sends at this level, all at once
+    for (long long d = top; d >= 1; d /= 2) blocks += static_cast<double>(std::min(d, nodes - d));
+    t += rail_time(blocks * b, static_cast<double>(n), in, m);
   }
   return t;
 }

@@ -281,8 +281,9 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
 
 // Cost: level t of the recursion over node ranges (len_0 = N, len_{t+1} = ceil(len_t / (k + 1)),
 // the first and largest subrange staying) hands each port the blocks of its subrange on the node
-// (when k > 1 and n > 1), then the k ports send them off the node at once (k flows); last the
-// k-ported scatter of the node's n blocks over its ranks, as in scatter/kported.cpp.
+// (when k > 1 and n > 1), then the ports send them off the node at once (one flow per other
+// subrange, at most k); last the k-ported scatter of the node's n blocks over its ranks, as in
+// scatter/kported.cpp.
 double cost_scatter_k_lane(const CostInput& in, const MachineParams& m) {
   const long long ports = std::max(1, in.lanes);
   const auto n = static_cast<double>(in.ppn);
@@ -296,7 +297,8 @@ double cost_scatter_k_lane(const CostInput& in, const MachineParams& m) {
   for (long long len = in.nodes; len > 1; len = (len + ports) / (ports + 1)) {
     const double bytes = sent(len) * n * b;
     if (handoff) t += shm_time(bytes, m);
-    t += rail_time(bytes, static_cast<double>(ports), in, m);
+    const auto flows = static_cast<double>(std::min(ports, len - 1));
+    t += rail_time(bytes, flows, in, m);
   }
   for (long long len = in.ppn; len > 1; len = (len + ports) / (ports + 1)) {
     t += shm_time(sent(len) * b, m);
