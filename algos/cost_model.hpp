@@ -39,7 +39,7 @@ struct MachineParams {
   // Bytes/s of physical rail r.
   double rail_rate(int rail) const;
   // Below this size a message goes on one rail: striping pays once the time saved on the wire,
-  // beta * m / 2 for two rails, exceeds a second message's start-up.
+  // beta * m / 2 for two rails, exceeds a second message's start-up (at least 32 KiB).
   double stripe_threshold() const;
   // Relative bandwidths of `count` rails for the layout (Layout::rail_weights), the fastest at
   // 1000.

@@ -1,20 +1,36 @@
 #!/usr/bin/env bash
 # Regenerates bench/RESULTS.md: lanes against Open MPI's own collectives, measured side by side
-# (lanes-bench runs both in one process, interleaved), on (a) this host as one node with 2 and 4
-# processes, against Open MPI's default (tuned) and its han component, and (b) an emulated cluster
-# of 4 nodes x 2 processes with two 1 Gbit/s rails, lanes on 1 and on 2 rails against Open MPI
-# over the same two rails. Then plots, and the targets' ratios.
-#   bench/results.sh [--quick]     (--quick: 3 counts and 10 repetitions, to try the pipeline)
+# (lanes-bench runs both in one process, interleaved), on
+#  (a) this host as one node with 2 and 4 processes, against Open MPI's default (tuned) and its
+#      han component;
+#  (b) emulated clusters of bench/testbed/ (network namespaces, shaped veth rails), Open MPI over
+#      the same rails: 2 nodes x 1 process, 2 x 2 and 4 x 1 on two 1 Gbit/s rails (every count,
+#      every algorithm, lanes on 1 and 2 rails), 2 x 1 on four rails, 2 x 1 on rails of
+#      1 Gbit/s and 500 Mbit/s, and 4 x 2 (8 processes on the 2 cores: a diagnostic). Each layout
+#      first passes `lanes-testbed check` (iperf3 on every rail, Open MPI between nodes), then
+#      lanes-calibrate measures the cost model's parameters on it, then lanes-bench runs with
+#      them.
+# Then plots, and the targets' ratios.
+#   bench/results.sh [--quick]     (--quick: 3 counts and few repetitions, to try the pipeline)
 # Needs root for (b) (network namespaces); without it, (b) is left out and RESULTS.md says so.
-# Needs a build in build/ (scripts/setup.sh) and python3-matplotlib.
+# Needs a build in build/ (scripts/setup.sh), iperf3 and python3-matplotlib (setup.sh installs
+# them).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=bench/results
 bench=$root/build/bench/lanes-bench
+calibrate=$root/build/bench/lanes-calibrate
+model=$root/build/lib/tools/lanes-model
 testbed=$root/bench/testbed/lanes-testbed
-counts=1,10,100,1000,10000,100000,1000000 reps=100 warmup=5 mode=full
-if [ "${1:-}" = --quick ]; then counts=1,1000,1000000 reps=10 warmup=2 mode=quick; fi
+# Counts in three bands, each with its own repetitions: small counts are noisy and cheap, the
+# largest is the expensive one.
+small=1,10,100,1000 mid=10000,100000 big=1000000
+reps_small=1000 reps_mid=100 reps_big=20 warmup=5 mode=full
+if [ "${1:-}" = --quick ]; then
+  small=1 mid=100000 reps_small=20 reps_mid=5 reps_big=3 warmup=1 mode=quick
+fi
+counts=$small,$mid,$big
 [ -x "$bench" ] || { echo "results.sh: build first (scripts/setup.sh)" >&2; exit 2; }
 rm -rf "$out" && mkdir -p "$out"
 commands=$out/commands.txt
@@ -25,11 +41,17 @@ run() {  # logs and runs a command; its stdout goes to the file named first
   echo "+ $*" >&2
   "$@" >"$log"
 }
+# Concatenates lanes-bench CSV files (one header).
+merge_csv() {  # out in...
+  local dest=$1; shift
+  { head -1 "$1"; for f in "$@"; do tail -n +2 "$f"; done; } >"$dest"
+  rm -f "$@"
+}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 colls=bcast,scatter,alltoall
-# auto (the runtime's own choice) and every algorithm of the three collectives, by name.
-algos=auto,$(for c in bcast scatter alltoall; do
-  build/lib/tools/lanes-model --collective $c --nodes 4 --ppn 2 --bytes 1 | awk '/^  / {print $1}'
+# Every algorithm of the three collectives, by name.
+all_algos=$(for c in bcast scatter alltoall; do
+  "$model" --collective $c --nodes 4 --ppn 2 --bytes 1 | awk '/^  / {print $1}'
 done | sort -u | paste -sd, -)
 
 # The machine.
@@ -41,7 +63,7 @@ done | sort -u | paste -sd, -)
   echo "Open MPI: $(ompi_info --version 2>/dev/null | head -1 | sed 's/.*v//')"
   echo "UCX: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"
   echo "lanes: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "mode: $mode (counts $counts, $reps repetitions after $warmup warm-up)"
+  echo "mode: $mode (counts $counts; repetitions $reps_small up to $small, $reps_mid up to $mid, $reps_big at $big; $warmup warm-up)"
 } >"$out/machine.txt"
 
 # Single-core memcpy rate at every size from 4 KiB to 64 MiB, for the one-node copy bound.
@@ -51,12 +73,15 @@ run "$out/memcpy.json" "$root/build/bench/micro/lanes-micro" --benchmark_filter=
 # (a) One node, 2 and 4 processes (4 oversubscribe the 2 cores).
 one_node=(mpirun --oversubscribe --bind-to none --mca btl_tcp_if_include lo
           --mca oob_tcp_if_include lo -x LANES_RAILS=lo)
+onenode_reps=100
+[ $mode = quick ] && onenode_reps=10
 for np in 2 4; do
+  [ $np = 4 ] && one_node+=(--mca mpi_yield_when_idle 1)
   run "$out/onenode_np$np.md" "${one_node[@]}" -np "$np" "$bench" --collective "$colls" \
-    --counts "$counts" --reps "$reps" --warmup "$warmup" --algorithms "$algos" \
+    --counts "$counts" --reps "$onenode_reps" --warmup "$warmup" --algorithms "auto,$all_algos" \
     --csv "$out/onenode_np$np.csv"
   run "$out/onenode_np${np}_han.md" "${one_node[@]}" -np "$np" --mca coll_han_priority 100 \
-    "$bench" --collective "$colls" --counts "$counts" --reps "$reps" --warmup "$warmup" \
+    "$bench" --collective "$colls" --counts "$counts" --reps "$onenode_reps" --warmup "$warmup" \
     --algorithms auto --csv "$out/onenode_np${np}_han.csv"
   # For the plots: han's rows are the MPI library's under another name; its lanes rows repeat
   # the run above.
@@ -64,41 +89,77 @@ for np in 2 4; do
     "$out/onenode_np${np}_han.csv" >"$out/han_np$np.csv"
 done
 
-# (b) The emulated cluster: 4 nodes x 2 processes, 2 rails of 1 Gbit/s.
+# (b) The emulated clusters. name nodes rails rate processes kind
+#   main:       every count, every algorithm on all rails, lanes auto on one rail
+#   rails:      lanes auto on one rail and on all, every count
+#   unequal:    the largest count, lanes auto on the fast rail alone and on both
+#   diagnostic: as main, lanes on 2 rails only
+layouts=(
+  "2x1 2 2 1gbit 2 main"
+  "2x2 2 2 1gbit 4 main"
+  "4x1 4 2 1gbit 4 main"
+  "2x1-4rails 2 4 1gbit 2 rails"
+  "2x1-unequal 2 2 1gbit,500mbit 2 unequal"
+  "4x2 4 2 1gbit 8 diagnostic"
+)
 cluster_note=""
-if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1; then
+if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/dev/null; then
   trap '"$testbed" down >/dev/null 2>&1 || true' EXIT
-  run /dev/null "$testbed" up 4 2 1gbit
-  mpi_rails=(--mca pml ob1 --mca btl tcp,vader,self --mca btl_tcp_if_include rail0,rail1)
-  "$testbed" counters >"$out/counters_before.txt"
-  head -1 /proc/stat >"$out/cpu_before.txt"
-  run "$out/cluster.md" "$testbed" mpirun -np 8 "${mpi_rails[@]}" -x LANES_PROGRESS=wait \
-    "$bench" --collective "$colls" --counts "$counts" --reps "$reps" --warmup "$warmup" \
-    --algorithms "$algos" --lanes 1,2 --csv "$out/cluster.csv"
-  "$testbed" counters >"$out/counters_after.txt"
-  head -1 /proc/stat >"$out/cpu_after.txt"
-  # The same small and large broadcast with one process per node (4 processes on the 2 cores
-  # instead of 8): how much of a step's time is waiting for a core.
-  run "$out/cluster_1ppn.md" "$testbed" mpirun -np 4 -npernode 1 "${mpi_rails[@]}" \
-    -x LANES_PROGRESS=wait "$bench" --collective bcast --counts 1,${counts##*,} --reps "$reps" \
-    --warmup "$warmup" --algorithms auto --csv "$out/cluster_1ppn.csv"
-  # The cost model, calibrated on the same cluster.
-  run "$out/calibrate.txt" "$testbed" mpirun -np 8 "${mpi_rails[@]}" -x LANES_PROGRESS=wait \
-    "$root/build/bench/lanes-calibrate" --output "$out/calibration.txt"
-  "$testbed" down >/dev/null
-  trap - EXIT
-  largest=${counts##*,}
-  for c in bcast scatter alltoall; do
-    run "$out/model_$c.txt" build/lib/tools/lanes-model --collective "$c" --nodes 4 --ppn 2 \
-      --rails 2 --bytes $((largest * 4)) --calibration "$out/calibration.txt"
+  for layout in "${layouts[@]}"; do
+    read -r name nodes rails rate np kind <<<"$layout"
+    run /dev/null "$testbed" up "$nodes" "$rails" "$rate"
+    run "$out/check_$name.txt" "$testbed" check -np "$np"
+    cal=$out/calibration_$name.txt
+    run "$out/calibrate_$name.txt" "$testbed" mpirun -np "$np" "$calibrate" --output "$cal"
+    on=(-x "LANES_CALIBRATION=$root/$cal")
+    "$testbed" counters >"$out/counters_before_$name.txt"
+    head -1 /proc/stat >"$out/cpu_before_$name.txt"
+    parts=()
+    bench_part() {  # counts reps lanes algorithms
+      local part=$out/part_${name}_${#parts[@]}.csv
+      parts+=("$part")
+      run "$out/part_${name}_${#parts[@]}.md" "$testbed" mpirun -np "$np" "${on[@]}" "$bench" \
+        --collective "$colls" --counts "$1" --reps "$2" --warmup "$warmup" --lanes "$3" \
+        --algorithms "$4" --csv "$part"
+    }
+    case $kind in
+      main | diagnostic)
+        lanes_list=1,$rails
+        [ $kind = diagnostic ] && lanes_list=$rails
+        bench_part "$small" "$reps_small" "$rails" "auto,$all_algos"
+        bench_part "$mid" "$reps_mid" "$rails" "auto,$all_algos"
+        bench_part "$big" "$reps_big" "$lanes_list" "auto,$all_algos"
+        [ $kind = main ] && bench_part "$small,$mid" "$reps_mid" 1 auto
+        ;;
+      rails)
+        bench_part "$small" "$reps_small" "1,$rails" auto
+        bench_part "$mid,$big" "$reps_mid" "1,$rails" auto
+        ;;
+      unequal)
+        bench_part "$big" "$reps_mid" "1,$rails" auto
+        ;;
+    esac
+    merge_csv "$out/cluster_$name.csv" "${parts[@]}"
+    cat "$out"/part_"${name}"_*.md >"$out/cluster_$name.md" && rm -f "$out"/part_"${name}"_*.md
+    "$testbed" counters >"$out/counters_after_$name.txt"
+    head -1 /proc/stat >"$out/cpu_after_$name.txt"
+    run /dev/null "$testbed" down
+    ppn=$((np / nodes))
+    for c in bcast scatter alltoall; do
+      run "$out/model_${name}_$c.txt" "$model" --collective "$c" --nodes "$nodes" --ppn "$ppn" \
+        --rails "$rails" --bytes $((${big} * 4)) --calibration "$cal"
+    done
   done
+  trap - EXIT
 else
-  cluster_note="The emulated cluster needs root and network namespaces; this run had neither."
+  cluster_note="The emulated clusters need root, network namespaces and iperf3; this run had not all of them."
 fi
 
 # Plots and the report.
-plots=$(ls "$out"/*.csv | grep -v '_han.csv$')
+plots=$(ls "$out"/onenode_np*.csv "$out"/han_np*.csv "$out"/cluster_2x1.csv \
+  "$out"/cluster_2x2.csv "$out"/cluster_4x1.csv "$out"/cluster_4x2.csv 2>/dev/null |
+  grep -v '_han.csv$' || true)
+# shellcheck disable=SC2086
 run "$out/plots.txt" /usr/bin/python3 bench/plot.py --out "$out" $plots
-/usr/bin/python3 bench/summarize.py --dir "$out" --rail-gbit 1 --note "$cluster_note" \
-  >bench/RESULTS.md
+/usr/bin/python3 bench/summarize.py --dir "$out" --note "$cluster_note" >bench/RESULTS.md
 echo "bench/RESULTS.md written ($(wc -l <bench/RESULTS.md) lines); data and plots in $out/" >&2

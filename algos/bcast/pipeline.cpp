@@ -20,11 +20,12 @@
 //     (shared memory), all in round j + u + 1. Forwards wait only for that segment.
 // Rounds: S + N for S = the largest S_l; segment j of every lane leaves node u in round j + u + 1.
 //
-// Cost: every hop moves one segment of every lane at once, so a step takes
-// alpha + (c / S) / B for the node's combined lane rate B, and the last segment reaches node
-// N - 1 after S + N - 2 steps: about c / B (1 + (N - 2) / S) + (N + S) alpha between nodes,
-// which is c / (k R) (1 + (N - 2) / S) for k lanes of rate R. On a node a carrier copies each
-// segment to the n - 1 other ranks; when that is slower than the wire it sets the step.
+// Cost: every hop moves one segment of every lane at once, so a step takes (c / S) / B for the
+// node's combined lane rate B, and the last segment reaches node N - 1 after S + N - 2 steps:
+// c / B (1 + (N - 2) / S) between nodes, which is c / (k R) (1 + (N - 2) / S) for k lanes of
+// rate R, plus one start-up alpha per hop along the chain (the segments behind the first are
+// sent while it travels, so their start-ups overlap). On a node a carrier copies each segment to
+// the n - 1 other ranks; when that is slower than the wire it sets the step.
 //
 // Applies: any p and any layout (irregular ones too; the carriers are per node). For large
 // messages on several nodes, where it approaches the link bound c / (k R) that the tree-based
@@ -141,7 +142,8 @@ Schedule build_bcast_pipeline(const Layout& layout, const CollArgs& args) {
 
 // Cost: S + N - 2 steps of one segment of every lane between nodes (the k lane flows of a node
 // share its rails), each at least as long as a carrier's copies of a segment to the other n - 1
-// ranks of its node; one on-node hop before the chain and one after it.
+// ranks of its node, with one start-up per hop; one on-node hop before the chain and one after
+// it.
 double cost_bcast_pipeline(const CostInput& in, const MachineParams& m) {
   const double c = static_cast<double>(in.bytes);
   const int k = std::max(1, in.lanes);
@@ -151,10 +153,11 @@ double cost_bcast_pipeline(const CostInput& in, const MachineParams& m) {
   const double local = static_cast<double>(in.ppn - 1) * shm_time(seg, m);
   if (in.p() == 1) return 0;
   if (in.nodes == 1) return shm_time(seg, m) + segs * local;
-  const double step =
-      std::max(rail_time(seg, static_cast<double>(k), in, m, Spread::one_lane), local);
-  return shm_time(seg, m) + static_cast<double>(segs + in.nodes - 2) * step +
-         std::max(local, shm_time(seg, m));
+  const double wire =
+      rail_time(seg, static_cast<double>(k), in, m, Spread::one_lane) - m.alpha_rail;
+  const double step = std::max(wire, local);
+  return shm_time(seg, m) + static_cast<double>(in.nodes - 1) * m.alpha_rail +
+         static_cast<double>(segs + in.nodes - 2) * step + std::max(local, shm_time(seg, m));
 }
 
 }  // namespace lanes::algos

@@ -249,3 +249,37 @@ TEST(Runtime, ThreadsOnEmulatedNodesUseRails) {
     check_collectives(odd, 333);
   });
 }
+
+// Striping in proportion to LANES_RAIL_WEIGHTS (3:1 over two loopback rails), calls placed on the
+// second rail alone with CallOptions::first_rail, and a first_rail beyond the rails.
+TEST(Runtime, WeightedStripingAndFirstRail) {
+  Env env{{"LANES_RAILS", "lo,lo"}, {"LANES_NODE_SIZE", "1"}, {"LANES_RAIL_WEIGHTS", "3,1"}};
+  run_ranks(2, [](int, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    EXPECT_EQ(rt.num_rails(), 2);
+    EXPECT_NE(rt.describe().find("drives lanes 0,1"), std::string::npos) << rt.describe();
+    check_collectives(w, 1);
+    check_collectives(w, 250001);  // 1 MB blocks: striped 3:1
+    for (int first = 0; first < 2; ++first) {
+      std::vector<std::uint32_t> data(100003, w.rank() == 1 ? 9u : 0u);
+      w.bcast(data, 1, {.algorithm = "binomial", .lanes = 1, .first_rail = first});
+      EXPECT_EQ(data.front(), 9u);
+      EXPECT_EQ(data.back(), 9u);
+    }
+    std::vector<std::uint32_t> data(8);
+    std::string what;
+    EXPECT_EQ(
+        code_of([&] { w.bcast(data, 0, {.algorithm = "", .lanes = 1, .first_rail = 2}); }, &what),
+        lanes::Errc::invalid_argument);
+    EXPECT_NE(what.find("first_rail"), std::string::npos) << what;
+  });
+}
+
+TEST(Runtime, RailWeightsMustMatchTheRails) {
+  Env env{{"LANES_RAILS", "lo,lo"}, {"LANES_NODE_SIZE", "1"}, {"LANES_RAIL_WEIGHTS", "3,1,1"}};
+  std::string what;
+  EXPECT_EQ(code_of([&] { lanes::Runtime::init(); }, &what), lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("LANES_RAIL_WEIGHTS gives 3 weights but there are 2 rails"),
+            std::string::npos)
+      << what;
+}
