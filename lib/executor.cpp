@@ -155,7 +155,10 @@ Execution::Transfer Execution::start_off_node(const Op& op, std::byte* data, std
     ++n;
   });
   if (n <= 1 || static_cast<double>(bytes) < comm_->runtime().machine().stripe_threshold()) {
-    return post(rail_of[0], data, bytes);
+    // A small message goes whole on one of the rails, the next message between the pair (or the
+    // next collective) on the next one, so that back-to-back small messages use every rail, as a
+    // stream of striped ones would. Both sides know the sequence and message numbers.
+    return post(rail_of[(seq_ + op.msg) % n], data, bytes);
   }
   Striped parts;
   parts.reserve(n);

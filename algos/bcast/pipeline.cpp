@@ -8,9 +8,11 @@
 // nodes replaced by a pipelined chain.
 //
 // Phases: nodes are numbered along the chain relative to the root's node, u = (node - root's
-// node) mod N. The message of c bytes is cut into k lane parts in proportion to the lanes'
-// weights (boundaries on 64 bytes), part l into S_l segments of about 64 KiB (at most 64 and at
-// most 2048 / k, so that no pair exchanges more messages than a tag numbers). On every node the
+// node) mod N. The message of c bytes is cut into one part per lane in proportion to the lanes'
+// weights (boundaries on 64 bytes), over k' = min(k, max(1, c / 32 KiB)) lanes so that no part
+// is smaller than 32 KiB (a small message is one part on lane 0), part l into S_l segments of
+// about 64 KiB (at most 64 and at most 2048 / k, so that no pair exchanges more messages than a
+// tag numbers). On every node the
 // carrier of lane l is the rank that drives it (the root, on its node, for the lanes it drives).
 //  1. The root hands each segment of a part it does not carry to that part's carrier on its node
 //     (shared memory), segment j in round j.
@@ -45,7 +47,14 @@ namespace lanes::algos {
 namespace {
 
 constexpr std::size_t kSegmentBytes = 64 * 1024;
+constexpr std::size_t kMinPart = 32 * 1024;
 constexpr std::size_t kPartAlign = 64;
+
+// Lanes that carry a part of a message of `bytes`.
+int lanes_used(std::size_t bytes, int lanes) {
+  return static_cast<int>(
+      std::clamp<std::size_t>(bytes / kMinPart, 1, static_cast<std::size_t>(lanes)));
+}
 
 // Segments of a lane part of `bytes` with k lanes.
 int segments_of(std::size_t bytes, int lanes) {
@@ -62,8 +71,10 @@ struct Part {
 };
 
 Part lane_part(const Layout& layout, std::size_t bytes, int lane) {
+  const int used = lanes_used(bytes, layout.num_lanes);
+  if (lane >= used) return {bytes, 0};
   std::uint64_t total = 0, before = 0;
-  for (int l = 0; l < layout.num_lanes; ++l) {
+  for (int l = 0; l < used; ++l) {
     total += layout.lane_weight(l);
     if (l < lane) before += layout.lane_weight(l);
   }
@@ -146,7 +157,7 @@ Schedule build_bcast_pipeline(const Layout& layout, const CollArgs& args) {
 // it.
 double cost_bcast_pipeline(const CostInput& in, const MachineParams& m) {
   const double c = static_cast<double>(in.bytes);
-  const int k = std::max(1, in.lanes);
+  const int k = lanes_used(in.bytes, std::max(1, in.lanes));
   const double part = c / k;
   const int segs = std::max(1, segments_of(static_cast<std::size_t>(part), k));
   const double seg = part / segs;

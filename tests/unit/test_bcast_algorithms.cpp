@@ -81,12 +81,14 @@ int expected_rounds(const std::string& name, const Layout& layout, std::size_t b
     return c + steps * (1 + c) + clog2((largest_node(layout) + ports - 1) / ports);
   }
   if (name == "pipeline") {
-    // S + N, S the segments of the largest lane part (about 64 KiB each, at most 64).
+    // S + N, S the segments of the largest lane part (about 64 KiB each, at most 64), over the
+    // lanes that get a part of at least 32 KiB (one at least).
+    const int used = static_cast<int>(std::clamp<std::size_t>(bytes / 32768, 1, k));
     std::size_t largest_part = 0;
     std::size_t total = 0;
-    for (int l = 0; l < k; ++l) total += layout.lane_weight(l);
+    for (int l = 0; l < used; ++l) total += layout.lane_weight(l);
     std::size_t before = 0;
-    for (int l = 0; l < k; ++l) {
+    for (int l = 0; l < used; ++l) {
       const auto cut = [&](std::size_t w) {
         return w >= total ? bytes : bytes * w / total / 64 * 64;
       };

@@ -47,8 +47,10 @@ class RailRequest {
  private:
   friend class Rails;
   void release() noexcept;
-  void* req_ = nullptr;  // UCX request, nullptr once completed and freed
+  void forget() noexcept;  // frees req_ (done or left to UCX) and counts it off its rail
+  void* req_ = nullptr;    // UCX request, nullptr once completed and freed
   ucp_worker_h worker_ = nullptr;
+  std::size_t rail_ = 0;
   Rails* rails_ = nullptr;
   int peer_ = -1;
   bool is_recv_ = false;
@@ -88,7 +90,9 @@ class Rails {
                    std::size_t bytes);
   RailRequest recv(std::size_t rail, int peer, std::uint64_t tag, void* data, std::size_t bytes);
 
-  // Progresses every worker once; returns the number of events handled.
+  // Progresses the workers of the rails with requests in flight, and every 32nd call all of
+  // them (for messages that arrive before their receive, and UCX's own housekeeping); returns
+  // the number of events handled.
   unsigned progress();
   // Sleeps until a worker has an event or `timeout_ms` passes. Needs wakeup.
   void wait_for_events(int timeout_ms);
@@ -116,6 +120,7 @@ class Rails {
     UcpWorker worker;
     std::vector<std::byte> address;
     int event_fd = -1;
+    std::size_t in_flight = 0;  // UCX requests of this rail not yet completed and freed
   };
   struct ErrorArg {
     Rails* self;
@@ -136,6 +141,7 @@ class Rails {
 
   std::vector<Rail> rails_;
   int world_size_ = 0;
+  unsigned progress_calls_ = 0;
   struct EndpointSlot {
     std::unique_ptr<ErrorArg> arg;  // stable address handed to UCX's error callback
     UcpEndpoint ep;                 // declared last: closed before `arg` is released
