@@ -77,11 +77,13 @@ MachineParams MachineParams::parse(const std::string& text) {
       m.node_bytes_per_s = value;
     else if (key == "stripe_min_bytes")
       m.stripe_min_bytes = value;
+    else if (key == "sends_overlap")
+      m.sends_overlap = value != 0;
     else {
       throw Error(Errc::invalid_argument,
                   "calibration: unknown key '" + key +
                       "' (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s "
-                      "rail_rates stripe_min_bytes)");
+                      "rail_rates stripe_min_bytes sends_overlap)");
     }
   }
   return m;
@@ -104,6 +106,7 @@ std::string MachineParams::to_text() const {
   if (stripe_min_bytes > 0) {
     o << "stripe_min_bytes " << stripe_min_bytes << "  # smallest striped message\n";
   }
+  o << "sends_overlap " << (sends_overlap ? 1 : 0) << "  # a send completes once buffered (TCP)\n";
   return o.str();
 }
 
@@ -142,7 +145,9 @@ double binomial_tree_time(double bytes, const CostInput& in, const MachineParams
   double t = on_node * shm_time(bytes, m);
   // A subtree root with j off-node children pushes j copies at once; its first child, which has
   // j - 1 of its own, waits for all j.
-  for (int j = rounds - on_node; j > 0; --j) t += rail_time(j * bytes, 1.0, in, m, spread);
+  for (int j = rounds - on_node; j > 0; --j) {
+    t += rail_time(m.overlapping(j) * bytes, 1.0, in, m, spread);
+  }
   return t;
 }
 
@@ -151,12 +156,13 @@ double binomial_scatter_time(double block, const CostInput& in, const MachinePar
   double t = 0;
   for (long long top = 1LL << (ceil_log(p, 2) - 1); p > 1 && top >= 1; top /= 2) {
     // The subtree root at this level sends to distances top, top / 2, ..., 1 at once.
+    const auto largest = static_cast<double>(std::min(top, p - top));
     double off = 0;
     for (long long d = top; d >= 1; d /= 2) {
       const auto blocks = static_cast<double>(std::min(d, p - d));
       if (in.nodes > 1 && d >= in.ppn) off += blocks * block;
     }
-    const auto largest = static_cast<double>(std::min(top, p - top));
+    if (!m.sends_overlap) off = largest * block;
     t += in.nodes > 1 && top >= in.ppn ? rail_time(off, 1.0, in, m) : shm_time(largest * block, m);
   }
   return t;

@@ -13,8 +13,9 @@
 //
 // Over TCP rails a send completes once its bytes are in the socket's buffer, so the sends a rank
 // starts one after another in a tree leave together and share its lanes: the first child of a
-// binomial tree gets its message only when the root has pushed all of them. The tree costs below
-// (binomial_tree_time, binomial_scatter_time) price that.
+// binomial tree gets its message only when the root has pushed all of them (sends_overlap). The
+// tree costs below (binomial_tree_time, binomial_scatter_time) price that; over RDMA a send
+// completes when its data has left, and the sends follow one another.
 #pragma once
 
 #include <cstddef>
@@ -35,9 +36,12 @@ struct MachineParams {
   double node_bytes_per_s = 0;     // per-node injection limit over all rails; 0: none
   std::vector<double> rail_rates;  // bytes/s of each rail; empty: all at 1 / beta_rail
   double stripe_min_bytes = 0;     // smallest message striped over several rails; 0: auto
+  bool sends_overlap = true;       // a send completes once buffered (TCP), see above
 
   // Bytes/s of physical rail r.
   double rail_rate(int rail) const;
+  // How many of `copies` sends that a rank starts one after another share its lanes at once.
+  double overlapping(double copies) const { return sends_overlap ? copies : 1.0; }
   // Below this size a message goes on one rail: striping pays once the time saved on the wire,
   // beta * m / 2 for two rails, exceeds a second message's start-up (at least 32 KiB).
   double stripe_threshold() const;

@@ -26,7 +26,7 @@ testbed=$root/bench/testbed/lanes-testbed
 # Counts in three bands, each with its own repetitions: small counts are noisy and cheap, the
 # largest is the expensive one.
 small=1,10,100,1000 mid=10000,100000 big=1000000
-reps_small=1000 reps_mid=100 reps_big=20 warmup=5 mode=full
+reps_small=1000 reps_mid=100 reps_big=50 warmup=5 mode=full
 if [ "${1:-}" = --quick ]; then
   small=1 mid=100000 reps_small=20 reps_mid=5 reps_big=3 warmup=1 mode=quick
 fi

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <lanes/error.hpp>
 #include <sstream>
 
@@ -326,7 +327,12 @@ std::string RuntimeImpl::describe() const {
     const auto& ranks = lay.node_ranks[static_cast<std::size_t>(node)];
     const auto& first = peers_[static_cast<std::size_t>(ranks.front())];
     o << "node " << node << " (host " << first.node_key << "): " << ranks.size() << " ranks, rails";
-    for (std::size_t i = 0; i < first.rails.size(); ++i) o << " " << i << ":" << first.rails[i];
+    const bool equal = std::adjacent_find(lay.rail_weights.begin(), lay.rail_weights.end(),
+                                          std::not_equal_to<>()) == lay.rail_weights.end();
+    for (std::size_t i = 0; i < first.rails.size(); ++i) {
+      o << " " << i << ":" << first.rails[i];
+      if (!equal && i < lay.rail_weights.size()) o << " (weight " << lay.rail_weights[i] << ")";
+    }
     o << "\n";
     for (int r : ranks) {
       const auto& p = peers_[static_cast<std::size_t>(r)];

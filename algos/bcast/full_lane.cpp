@@ -157,7 +157,7 @@ double cost_bcast_full_lane(const CostInput& in, const MachineParams& m) {
   // Between nodes n binomial trees at once (n flows per node), each subtree root's copies leaving
   // together.
   for (int j = ceil_log(in.nodes, 2); j > 0; --j) {
-    t += rail_time(j * block, static_cast<double>(n), in, m);
+    t += rail_time(m.overlapping(j) * block, static_cast<double>(n), in, m);
   }
   return t + static_cast<double>(n - 1) * shm_time(block, m);
 }

@@ -97,7 +97,9 @@ double cost_bcast_hierarchical(const CostInput& in, const MachineParams& m) {
   const auto c = static_cast<double>(in.bytes);
   double t = ceil_log(in.ppn, 2) * shm_time(c, m);
   // Among leaders a binomial tree whose copies leave together, over all of a node's lanes.
-  for (int j = ceil_log(in.nodes, 2); j > 0; --j) t += rail_time(j * c, 1.0, in, m, Spread::node);
+  for (int j = ceil_log(in.nodes, 2); j > 0; --j) {
+    t += rail_time(m.overlapping(j) * c, 1.0, in, m, Spread::node);
+  }
   return t;
 }
 

@@ -174,6 +174,7 @@ double cost_scatter_full_lane(const CostInput& in, const MachineParams& m) {
   for (long long top = 1LL << (ceil_log(nodes, 2) - 1); nodes > 1 && top >= 1; top /= 2) {
     double blocks = 0;  // what a subtree root sends at this level, all at once
     for (long long d = top; d >= 1; d /= 2) blocks += static_cast<double>(std::min(d, nodes - d));
+    if (!m.sends_overlap) blocks = static_cast<double>(std::min(top, nodes - top));
     t += rail_time(blocks * b, static_cast<double>(n), in, m);
   }
   return t;
