@@ -25,6 +25,18 @@ struct RangeSplit {
   }
 };
 
+// The lanes of an off-node transfer from `sender` in a round in which `sends_off(x)` tells
+// whether rank x sends off its node: every lane of the node when no other rank of the sender's
+// node does, else the lanes the sender drives (the rule the simulator checks). Sender and
+// receiver call it alike, so both name the same lanes.
+template <class SendsOff>
+LaneSet round_lanes(const Layout& layout, int sender, SendsOff&& sends_off) {
+  for (const int x : layout.node_ranks[static_cast<std::size_t>(layout.node_of[sender])]) {
+    if (x != sender && sends_off(x)) return layout.lanes_of[sender];
+  }
+  return layout.all_lanes();
+}
+
 // For Algorithm::applicable: every node holds the same number of ranks.
 bool regular_layout(const Layout& layout);
 

@@ -151,7 +151,8 @@ double binomial_tree_time(double bytes, const CostInput& in, const MachineParams
   return t;
 }
 
-double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m) {
+double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m,
+                             Spread spread) {
   const long long p = in.p();
   double t = 0;
   for (long long top = 1LL << (ceil_log(p, 2) - 1); p > 1 && top >= 1; top /= 2) {
@@ -163,7 +164,8 @@ double binomial_scatter_time(double block, const CostInput& in, const MachinePar
       if (in.nodes > 1 && d >= in.ppn) off += blocks * block;
     }
     if (!m.sends_overlap) off = largest * block;
-    t += in.nodes > 1 && top >= in.ppn ? rail_time(off, 1.0, in, m) : shm_time(largest * block, m);
+    t += in.nodes > 1 && top >= in.ppn ? rail_time(off, 1.0, in, m, spread)
+                                       : shm_time(largest * block, m);
   }
   return t;
 }

@@ -90,7 +90,8 @@ double binomial_tree_time(double bytes, const CostInput& in, const MachineParams
                           Spread spread = Spread::driven);
 // A binomial scatter of p blocks of `block` bytes: at each level the subtree root sends the
 // blocks of all its children at once, and the largest child continues once its blocks arrived.
-double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m);
+double binomial_scatter_time(double block, const CostInput& in, const MachineParams& m,
+                             Spread spread = Spread::driven);
 
 struct Prediction {
   std::string algorithm;

@@ -11,8 +11,12 @@
 //
 // Cost: ceil(log2 p) * (alpha + beta * m) for m bytes.
 //
+// Lanes: a sender that is the only rank of its node sending off the node in its round (with
+// nodes of consecutive ranks, every off-node round) uses all of the node's lanes, else the lanes
+// it drives.
+//
 // Applies: any p and any layout. Latency-optimal for small messages in the one-ported model;
-// for large m every round moves the whole message and only each sender's default lane is used.
+// for large m every round moves the whole message.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -36,29 +40,35 @@ Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args) {
   const Region data{Buffer::recv, 0, args.bytes};
 
   // Children are vr + mask for mask below `limit`: lowbit(vr), or 2^R at the root.
+  const auto rel = [&](int x) { return (x - args.root + p) % p; };
+  const auto lanes_at = [&](int sender, int mask) {
+    return round_lanes(layout, sender, [&](int x) {
+      const int v = rel(x);
+      return (v == 0 || mask < (v & -v)) && v + mask < p && !layout.same_node(x, actual(v + mask));
+    });
+  };
   int limit = 1 << rounds;
   std::vector<OpId> after;
   if (vr != 0) {
     const int low = vr & -vr;
     const int parent = actual(vr - low);
-    after.push_back(
-        s.recv(parent, layout.lanes_of[parent], data, {}, rounds - 1 - floor_log2(low)));
+    after.push_back(s.recv(parent, lanes_at(parent, low), data, {}, rounds - 1 - floor_log2(low)));
     limit = low;
   }
   for (int mask = limit >> 1; mask > 0; mask >>= 1) {
     if (vr + mask >= p) continue;
     const int child = actual(vr + mask);
-    after = {s.send(child, layout.lanes_of[args.rank], data, after, rounds - 1 - floor_log2(mask))};
+    after = {s.send(child, lanes_at(args.rank, mask), data, after, rounds - 1 - floor_log2(mask))};
   }
   s.finalize();
   return s;
 }
 
 // Cost: the first rounds (partners 2^j >= n ranks apart) cross nodes; then only one rank per
-// node holds the data, so one flow per node uses the rails, and a subtree root's copies leave
-// together (binomial_tree_time). The last ceil(log2 n) rounds copy on-node.
+// node holds the data, so one flow per node uses all of the node's rails, and a subtree root's
+// copies leave together (binomial_tree_time). The last ceil(log2 n) rounds copy on-node.
 double cost_bcast_binomial(const CostInput& in, const MachineParams& m) {
-  return binomial_tree_time(static_cast<double>(in.bytes), in, m);
+  return binomial_tree_time(static_cast<double>(in.bytes), in, m, Spread::node);
 }
 
 }  // namespace lanes::algos

@@ -48,6 +48,14 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
   s.rounds = rounds;
   const int vr = (rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
+  // A sender alone off its node in its round uses all of the node's lanes (round_lanes): in the
+  // round of `mask` the ranks v with lowbit(v) = mask send to v - mask.
+  const auto lanes_at = [&](int sender, int mask) {
+    return round_lanes(layout, sender, [&](int x) {
+      const int v = (x - args.root + p) % p;
+      return v != 0 && (v & -v) == mask && !layout.same_node(x, actual(v - mask));
+    });
+  };
 
   if (vr == 0) {
     s.copy(mine, {Buffer::recv, blocks(rank), b});
@@ -56,7 +64,7 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
       const int child = actual(mask);
       const int n = std::min(mask, p - mask);
       const int first = std::min(n, p - child);
-      const LaneSet lane = layout.lanes_of[child];
+      const LaneSet lane = lanes_at(child, mask);
       const int round = floor_log2(mask);
       std::vector<OpId> deps;
       if (last) deps.push_back(*last);
@@ -72,7 +80,7 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
   const int low = vr & -vr;
   const int n = std::min(low, p - vr);
   const int parent = actual(vr - low);
-  const LaneSet my_lane = layout.lanes_of[rank];
+  const LaneSet my_lane = lanes_at(rank, low);
   const int round = floor_log2(low);
   if (n == 1) {
     s.send(parent, my_lane, mine, {}, round);
@@ -88,7 +96,7 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
     const int child = actual(c);
     std::vector<OpId> deps;
     if (last) deps.push_back(*last);
-    last = s.recv(child, layout.lanes_of[child],
+    last = s.recv(child, lanes_at(child, mask),
                   {Buffer::scratch, blocks(mask), blocks(std::min(mask, p - c))}, deps,
                   floor_log2(mask));
     have.push_back(*last);

@@ -46,7 +46,13 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
   s.rounds = rounds;
   const int vr = (rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
-  const LaneSet my_lane = layout.lanes_of[rank];
+  // A sender alone off its node in its round uses all of the node's lanes (round_lanes).
+  const auto lanes_at = [&](int sender, int mask) {
+    return round_lanes(layout, sender, [&](int x) {
+      const int v = (x - args.root + p) % p;
+      return (v == 0 || mask < (v & -v)) && v + mask < p && !layout.same_node(x, actual(v + mask));
+    });
+  };
 
   int limit = 1 << rounds;  // children are vr + mask for mask < limit
   std::vector<OpId> after;  // what the sends to children wait for
@@ -56,7 +62,7 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
     const int low = vr & -vr;
     const int n = std::min(low, p - vr);
     const int parent = actual(vr - low);
-    const LaneSet lane = layout.lanes_of[parent];
+    const LaneSet lane = lanes_at(parent, low);
     const int round = rounds - 1 - floor_log2(low);
     limit = low;
     if (n == 1) {
@@ -81,6 +87,7 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
     const int n = std::min(mask, p - c);
     const int child = actual(c);
     const int round = rounds - 1 - floor_log2(mask);
+    const LaneSet my_lane = lanes_at(rank, mask);
     if (vr == 0) {
       const int first = std::min(n, p - child);
       after = {s.send(child, my_lane, {Buffer::send, blocks(child), blocks(first)}, after, round)};
@@ -96,10 +103,11 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
 }
 
 // Cost: the round with partners 2^j apart moves min(2^j, p - 2^j) blocks per sender; rounds
-// moving n or more blocks cross nodes, one flow per node (only subtree roots hold data), and a
-// subtree root's sends leave together (binomial_scatter_time); the rest stay on-node.
+// moving n or more blocks cross nodes, one flow per node (only subtree roots hold data) over all
+// of the node's lanes, and a subtree root's sends leave together (binomial_scatter_time); the
+// rest stay on-node.
 double cost_scatter_binomial(const CostInput& in, const MachineParams& m) {
-  return binomial_scatter_time(static_cast<double>(in.bytes), in, m);
+  return binomial_scatter_time(static_cast<double>(in.bytes), in, m, Spread::node);
 }
 
 }  // namespace lanes::algos

@@ -214,12 +214,13 @@ TEST(BcastBinomial, TreeShape) {
   EXPECT_EQ(root.ops[1].peer, 4);
   EXPECT_EQ(root.ops[2].peer, 3);
   EXPECT_EQ(root.ops[2].round, 2);
-  EXPECT_EQ(root.ops[0].lanes, layout.lanes_of[2]);
+  // The root is its node's only rank off the node in round 0: both lanes.
+  EXPECT_EQ(root.ops[0].lanes, LaneSet::first(2));
   const Schedule leaf = build_bcast_binomial(layout, {Collective::bcast, 3, 2, 16});
   ASSERT_EQ(leaf.ops.size(), 1u);
   EXPECT_EQ(leaf.ops[0].kind, OpKind::recv);
   EXPECT_EQ(leaf.ops[0].peer, 2);
-  EXPECT_EQ(leaf.ops[0].lanes, layout.lanes_of[2]);  // the sender's lanes
+  EXPECT_EQ(leaf.ops[0].lanes, root.ops[2].lanes);  // the lanes its send names
   EXPECT_EQ(leaf.rounds, 3);
   EXPECT_TRUE(build_bcast_binomial(layout, {Collective::bcast, 3, 2, 0}).ops.empty());
   EXPECT_TRUE(
