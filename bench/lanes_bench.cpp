@@ -12,7 +12,10 @@
 // repetitions.
 //
 // Interleaving: inside each repetition every variant runs once in turn, the MPI library's call
-// first, then each lanes (algorithm, lanes) pair, so drift of the machine hits all alike.
+// and each lanes (algorithm, lanes) pair, so drift of the machine hits all alike. The order
+// rotates by one variant per repetition: whatever state one call leaves for the next (a shaped
+// link's token bucket refilled during a slow variant, warm caches) favours every variant equally
+// often rather than always the one that comes first.
 //
 // --check fills inputs before and verifies every output after every repetition (outside the
 // timed region) against values computed from (rank, index, repetition); a mismatch is printed
@@ -182,7 +185,8 @@ int measure(Context& cx, const std::string& coll, std::size_t count,
   std::vector<double> times(na * reps);
   std::vector<int> bad(na, 0);
   for (int r = -o.warmup; r < o.reps; ++r) {
-    for (std::size_t a = 0; a < na; ++a) {
+    for (std::size_t turn = 0; turn < na; ++turn) {
+      const std::size_t a = (turn + static_cast<std::size_t>(r + o.warmup)) % na;
       const std::size_t v = active[a];
       const int salt = static_cast<int>(static_cast<std::size_t>(r + o.warmup) * na + a + 1);
       if (o.check) bench->fill(salt);
