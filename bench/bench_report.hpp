@@ -19,12 +19,13 @@ struct Row {
   std::size_t bytes = 0;
   double avg_us = 0;
   double min_us = 0;
+  double median_us = 0;
   double native_avg_us = 0;  // 0: native not measured
   std::string check;         // ok, FAILED, or - without --check
 };
 
 inline constexpr const char* kCsvHeader =
-    "collective,impl,algorithm,lanes,nodes,ppn,count,bytes,avg_us,min_us";
+    "collective,impl,algorithm,lanes,nodes,ppn,count,bytes,avg_us,min_us,median_us";
 
 class Report {
  public:

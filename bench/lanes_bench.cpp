@@ -8,8 +8,8 @@
 // Per collective and count c (MPI_INT elements per process, as MPI counts them): 5 warm-up and
 // 100 measured repetitions. A repetition is MPI_Barrier, then MPI_Wtime around one collective
 // call; its time is the slowest process's (MPI_MAX over ranks, reduced once after the last
-// repetition so no reduction runs between measurements). Reported: average and minimum over the
-// repetitions.
+// repetition so no reduction runs between measurements). Reported: average, minimum and median
+// over the repetitions (on a shared, noisy host the average carries the rare slow repetitions).
 //
 // Interleaving: inside each repetition every variant runs once in turn, the MPI library's call
 // and each lanes (algorithm, lanes) pair, so drift of the machine hits all alike. The order
@@ -89,14 +89,19 @@ bool too_big(const std::string& coll, std::size_t count, int root, const HostCom
 struct Stats {
   double avg_us = 0;
   double min_us = 0;
+  double median_us = 0;  // the middle repetition (the mean of the two middle ones)
 };
 
 Stats stats(const double* slowest, int reps) {
-  Stats s{0, slowest[0]};
+  Stats s{0, slowest[0], 0};
+  std::vector<double> sorted(slowest, slowest + reps);
   for (int r = 0; r < reps; ++r) {
     s.avg_us += slowest[r];
     s.min_us = std::min(s.min_us, slowest[r]);
   }
+  std::sort(sorted.begin(), sorted.end());
+  const auto half = static_cast<std::size_t>(reps / 2);
+  s.median_us = (reps % 2 != 0 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2) * 1e6;
   s.avg_us = s.avg_us / reps * 1e6;
   s.min_us *= 1e6;
   return s;
@@ -226,7 +231,7 @@ int measure(Context& cx, const std::string& coll, std::size_t count,
     const Stats s = stats(&times[a * reps], o.reps);
     cx.report->add({coll, v.native ? "native" : "lanes", v.algorithm, v.lanes_column,
                     cx.shape.nodes, cx.shape.ppn, count, count * sizeof(int), s.avg_us, s.min_us,
-                    native_avg, o.check ? (bad[a] != 0 ? "FAILED" : "ok") : "-"});
+                    s.median_us, native_avg, o.check ? (bad[a] != 0 ? "FAILED" : "ok") : "-"});
   }
   return failed;
 }

@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HEADER = ["collective", "impl", "algorithm", "lanes", "nodes", "ppn", "count", "bytes",
-          "avg_us", "min_us"]
+          "avg_us", "min_us", "median_us"]
 
 
 def read_rows(paths):

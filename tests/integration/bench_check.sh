@@ -18,12 +18,13 @@ if [ $rc != 0 ]; then
 fi
 fail=0
 header=$(head -1 "$dir/b.csv")
-[ "$header" = "collective,impl,algorithm,lanes,nodes,ppn,count,bytes,avg_us,min_us" ] ||
+[ "$header" = "collective,impl,algorithm,lanes,nodes,ppn,count,bytes,avg_us,min_us,median_us" ] ||
   { echo "FAIL: CSV header is '$header'"; fail=1; }
-# Every row: 10 fields, 2 nodes of up to 2, bytes = 4 * count, times not negative, lanes 0 exactly
-# for the MPI library's rows.
-bad=$(tail -n +2 "$dir/b.csv" | awk -F, 'NF != 10 || $5 != 2 || $6 != 2 || $8 != 4 * $7 ||
-  $9 !~ /^[0-9.]+$/ || $10 !~ /^[0-9.]+$/ || $10 > $9 + 0.0005 ||
+# Every row: 11 fields, 2 nodes of up to 2, bytes = 4 * count, times not negative, the minimum
+# no larger than the average or the median, lanes 0 exactly for the MPI library's rows.
+bad=$(tail -n +2 "$dir/b.csv" | awk -F, 'NF != 11 || $5 != 2 || $6 != 2 || $8 != 4 * $7 ||
+  $9 !~ /^[0-9.]+$/ || $10 !~ /^[0-9.]+$/ || $11 !~ /^[0-9.]+$/ || $10 > $9 + 0.0005 ||
+  $10 > $11 + 0.0005 ||
   ($2 == "native") != ($4 == 0) || ($2 == "native") != ($3 == "mpi")')
 [ -z "$bad" ] || { echo "FAIL: malformed rows:"; echo "$bad"; fail=1; }
 for coll in bcast scatter alltoall allgather; do
