@@ -155,7 +155,8 @@ double binomial_scatter_time(double block, const CostInput& in, const MachinePar
                              Spread spread) {
   const long long p = in.p();
   double t = 0;
-  for (long long top = 1LL << (ceil_log(p, 2) - 1); p > 1 && top >= 1; top /= 2) {
+  if (p <= 1) return t;
+  for (long long top = 1LL << (ceil_log(p, 2) - 1); top >= 1; top /= 2) {
     // The subtree root at this level sends to distances top, top / 2, ..., 1 at once.
     const auto largest = static_cast<double>(std::min(top, p - top));
     double off = 0;

@@ -171,7 +171,8 @@ double cost_scatter_full_lane(const CostInput& in, const MachineParams& m) {
   for (long long dist = 1; dist < n; dist *= 2) {
     t += shm_time(static_cast<double>(std::min(dist, n - dist) * nodes) * b, m);
   }
-  for (long long top = 1LL << (ceil_log(nodes, 2) - 1); nodes > 1 && top >= 1; top /= 2) {
+  const long long highest = nodes > 1 ? 1LL << (ceil_log(nodes, 2) - 1) : 0;
+  for (long long top = highest; top >= 1; top /= 2) {
     double blocks = 0;  // what a subtree root sends at this level, all at once
     for (long long d = top; d >= 1; d /= 2) blocks += static_cast<double>(std::min(d, nodes - d));
     if (!m.sends_overlap) blocks = static_cast<double>(std::min(top, nodes - top));
