@@ -2,11 +2,14 @@
 // format LANES_CALIBRATION reads. Run it like an application, on at least two nodes (emulated
 // nodes count: LANES_NODE_SIZE=2):
 //   mpirun -np 4 -x LANES_NODE_SIZE=2 lanes-calibrate [--output FILE] [--bytes B]
-// On-node (when node 0 holds two ranks): one message between the first two ranks of node 0 (a
-// two-rank broadcast through the shared-memory channels). Off-node: one message between the
-// first ranks of nodes 0 and 1, on each rail alone ({.lanes = 1, .first_rail = r}), which gives
-// every rail's rate (rail_rates; beta_rail is the fastest's). alpha from 8-byte messages, beta
-// from the slope up to B bytes (default 16 MiB); medians of repeated runs.
+// On-node (when node 0 holds two ranks): messages between the first two ranks of node 0 (a
+// two-rank broadcast through the shared-memory channels). Off-node: messages between the first
+// ranks of nodes 0 and 1, on each rail alone ({.lanes = 1, .first_rail = r}), which gives every
+// rail's rate (rail_rates; beta_rail is the fastest's). alpha from 8-byte messages, beta from the
+// slope up to B bytes (default 16 MiB); medians of repeated runs. The start-ups are measured with
+// every process busy as in a collective (every node's first two ranks at once; every rank paired
+// with the same node rank of the neighbouring node at once), so that processes outnumbering the
+// cores show in alpha; the slopes with the one pair alone.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -45,10 +48,15 @@ struct Link {
   double beta = 0;
 };
 
-Link measure(lanes::Communicator& pair, std::size_t big, const lanes::CallOptions& options = {}) {
-  const double small = median_bcast(pair, 8, 50, options);
+// beta from the slope between `alpha` (8 bytes) and `big` bytes, on the pair alone.
+double slope(lanes::Communicator& pair, double alpha, std::size_t big,
+             const lanes::CallOptions& options) {
   const double large = median_bcast(pair, big, 7, options);
-  return {small, std::max(0.0, (large - small) / static_cast<double>(big - 8))};
+  return std::max(0.0, (large - alpha) / static_cast<double>(big - 8));
+}
+
+double startup(lanes::Communicator& pair, const lanes::CallOptions& options = {}) {
+  return median_bcast(pair, 8, 50, options);
 }
 
 }  // namespace
@@ -84,21 +92,35 @@ int main(int argc, char** argv) {
     }
     const int me = world.rank();
     const int node1 = first_rank_of_node.at(1);
+    const int nodes = world.num_nodes();
     // Pair on node 0: ranks 0 and 1, when rank 1 shares node 0 (ranks of a node are consecutive
     // in these layouts). Pair across: rank 0 and node1.
     const bool shared = node_rank_of.at(1) == 1;
-    const bool shm_member = shared && (me == 0 || me == 1);
-    const bool rail_member = me == 0 || me == node1;
-    lanes::Communicator shm_pair = world.split(shm_member ? 0 : -1, me);
     Link shm;
-    if (shm_member) shm = measure(shm_pair, big);
-    lanes::Communicator rail_pair = world.split(rail_member ? 0 : -1, me);
+    {
+      // Start-up: the first two ranks of every node at once.
+      const bool busy = world.node_size() >= 2 && world.node_rank() < 2;
+      lanes::Communicator pairs = world.split(busy ? world.node() : -1, world.node_rank());
+      if (busy) shm.alpha = startup(pairs);
+      lanes::Communicator alone = world.split(shared && me < 2 ? 0 : -1, me);
+      if (alone.valid()) shm.beta = slope(alone, shm.alpha, big, {});
+    }
     // Each rail alone; the first rail's start-up is alpha_rail.
-    std::vector<Link> rails;
-    if (rail_member) {
+    std::vector<Link> rails(static_cast<std::size_t>(rt.num_rails()));
+    {
+      // Node 2i's rank j with node 2i+1's rank j, all such pairs at once (one node left over
+      // when there are an odd number of nodes).
+      const int buddy_node = world.node() ^ 1;
+      const bool busy = buddy_node < nodes;
+      const int color = world.node_rank() * nodes + world.node() / 2;
+      lanes::Communicator pairs = world.split(busy ? color : -1, world.node());
+      const bool rail_member = me == 0 || me == node1;
+      lanes::Communicator alone = world.split(rail_member ? 0 : -1, me);
       for (int r = 0; r < rt.num_rails(); ++r) {
-        rails.push_back(
-            measure(rail_pair, big, {.algorithm = "binomial", .lanes = 1, .first_rail = r}));
+        const lanes::CallOptions one{.algorithm = "binomial", .lanes = 1, .first_rail = r};
+        Link& l = rails[static_cast<std::size_t>(r)];
+        if (busy && pairs.size() == 2) l.alpha = startup(pairs, one);
+        if (alone.valid()) l.beta = slope(alone, l.alpha, big, one);
       }
     }
     // Rank 0 was in both pairs and has both results.

@@ -44,6 +44,10 @@ int Communicator::node_size() const {
 int Communicator::num_nodes() const {
   return usable(impl_).layout().num_nodes();
 }
+int Communicator::node() const {
+  const auto& c = usable(impl_);
+  return c.layout().node_of[static_cast<std::size_t>(c.rank())];
+}
 
 Communicator Communicator::split(int color, int key) const {
   return Communicator(usable(impl_).split(color, key));

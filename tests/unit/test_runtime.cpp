@@ -226,6 +226,7 @@ TEST(Runtime, ThreadsOnOneNodeUseSharedMemory) {
       lanes::Communicator w = rt.world();
       EXPECT_EQ(w.num_nodes(), 1);
       EXPECT_EQ(w.node_size(), 4);
+      EXPECT_EQ(w.node(), 0);
       EXPECT_EQ(rt.bootstrap_name(), "allgather");
       check_collectives(w, 1);
       check_collectives(w, 100003);
@@ -243,6 +244,7 @@ TEST(Runtime, ThreadsOnEmulatedNodesUseRails) {
   run_ranks(3, [](int, lanes::Runtime& rt) {
     lanes::Communicator w = rt.world();
     EXPECT_EQ(w.num_nodes(), 3);
+    EXPECT_EQ(w.node(), w.rank());
     check_collectives(w, 1);
     check_collectives(w, 70001);
     lanes::Communicator odd = w.split(w.rank() % 2, 0);

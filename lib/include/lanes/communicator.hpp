@@ -43,6 +43,7 @@ class Communicator {
   int node_rank() const;  // index of this process on its node
   int node_size() const;  // processes of this communicator on this node
   int num_nodes() const;
+  int node() const;  // index of this process's node, 0..num_nodes()-1, numbered by first rank
 
   // Collective over this communicator. Processes passing the same color form one new
   // communicator, ordered by key (ties by rank); a negative color gives a null communicator.
