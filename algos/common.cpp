@@ -17,6 +17,14 @@ int floor_log2(int x) {
   return r;
 }
 
+VectorPart vector_part(std::size_t bytes, std::size_t elem, int parts, int i) {
+  const std::size_t n = bytes / elem;
+  const auto k = static_cast<std::size_t>(parts);
+  const auto at = static_cast<std::size_t>(i);
+  const auto first = [&](std::size_t j) { return j * (n / k) + std::min(j, n % k); };
+  return {first(at) * elem, (first(at + 1) - first(at)) * elem};
+}
+
 bool regular_layout(const Layout& layout) {
   return layout.regular();
 }

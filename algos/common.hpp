@@ -37,6 +37,14 @@ LaneSet round_lanes(const Layout& layout, int sender, SendsOff&& sends_off) {
   return layout.all_lanes();
 }
 
+// Part i of a vector of `bytes` bytes cut into `parts` near-equal parts at `elem`-byte element
+// boundaries, the larger parts first (a part may be empty when there are fewer elements).
+struct VectorPart {
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+};
+VectorPart vector_part(std::size_t bytes, std::size_t elem, int parts, int i);
+
 // For Algorithm::applicable: every node holds the same number of ranks.
 bool regular_layout(const Layout& layout);
 

@@ -79,11 +79,13 @@ MachineParams MachineParams::parse(const std::string& text) {
       m.stripe_min_bytes = value;
     else if (key == "sends_overlap")
       m.sends_overlap = value != 0;
+    else if (key == "gamma")
+      m.gamma = value;
     else {
       throw Error(Errc::invalid_argument,
                   "calibration: unknown key '" + key +
                       "' (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s "
-                      "rail_rates stripe_min_bytes sends_overlap)");
+                      "rail_rates stripe_min_bytes sends_overlap gamma)");
     }
   }
   return m;
@@ -107,6 +109,7 @@ std::string MachineParams::to_text() const {
     o << "stripe_min_bytes " << stripe_min_bytes << "  # smallest striped message\n";
   }
   o << "sends_overlap " << (sends_overlap ? 1 : 0) << "  # a send completes once buffered (TCP)\n";
+  o << "gamma " << gamma << "            # s per byte combined by a reduction\n";
   return o.str();
 }
 
@@ -136,6 +139,15 @@ double rail_time(double bytes, double flows, const CostInput& in, const MachineP
 
 double shm_time(double bytes, const MachineParams& m) {
   return m.alpha_shm + bytes * m.beta_shm;
+}
+
+double combine_time(double bytes, const MachineParams& m) {
+  return bytes * m.gamma;
+}
+
+double hop_time(double bytes, bool off_node, const CostInput& in, const MachineParams& m) {
+  // Every rank of a node sends off the node at once: n flows share the node's lanes.
+  return off_node ? rail_time(bytes, static_cast<double>(in.ppn), in, m) : shm_time(bytes, m);
 }
 
 double binomial_tree_time(double bytes, const CostInput& in, const MachineParams& m,

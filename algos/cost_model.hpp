@@ -37,6 +37,7 @@ struct MachineParams {
   std::vector<double> rail_rates;  // bytes/s of each rail; empty: all at 1 / beta_rail
   double stripe_min_bytes = 0;     // smallest message striped over several rails; 0: auto
   bool sends_overlap = true;       // a send completes once buffered (TCP), see above
+  double gamma = 1.0 / 4.0e9;      // s per byte combined by a reduction (one process)
 
   // Bytes/s of physical rail r.
   double rail_rate(int rail) const;
@@ -55,7 +56,7 @@ struct MachineParams {
 };
 
 // The shape of one call: N nodes of n processes (n: the largest node), k lanes, and `bytes` as
-// in CollArgs (bcast: the data; other collectives: one block).
+// in CollArgs (bcast, reductions: the data; other collectives: one block).
 struct CostInput {
   long long nodes = 1;
   long long ppn = 1;
@@ -80,6 +81,11 @@ double rail_time(double bytes, double flows, const CostInput& in, const MachineP
                  Spread spread = Spread::driven);
 // Time of one on-node message of `bytes`.
 double shm_time(double bytes, const MachineParams& m);
+// Time to combine `bytes` of a reduction into a partial result.
+double combine_time(double bytes, const MachineParams& m);
+// One message of `bytes` between ranks on the same node (shared memory) or not (one flow of the
+// sender's lanes), as a one-ported algorithm whose ranks all send at once sees it.
+double hop_time(double bytes, bool off_node, const CostInput& in, const MachineParams& m);
 
 int ceil_log(long long x, long long base);  // smallest r with base^r >= x
 

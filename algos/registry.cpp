@@ -89,6 +89,19 @@ const std::vector<Algorithm>& all_algorithms() {
        "gather to node leaders, ring among leaders, broadcast on each node",
        cost_allgather_node_aware},
       // (end of allgather)
+      // reduce
+      {"binomial", Collective::reduce, build_reduce_binomial, nullptr,
+       "binomial tree, each rank combines its subtree in rank order; ceil(log2 p) rounds",
+       cost_reduce_binomial},
+      // (end of reduce)
+      // allreduce
+      {"recursive-doubling", Collective::allreduce, build_allreduce_recursive_doubling, nullptr,
+       "log2 p rounds exchanging and combining the whole vector; non-powers of two fold",
+       cost_allreduce_recursive_doubling},
+      {"ring", Collective::allreduce, build_allreduce_ring, nullptr,
+       "ring reduce-scatter then ring allgather of p parts; 2(p-1) steps, bandwidth-optimal",
+       cost_allreduce_ring},
+      // (end of allreduce)
   };
   return algorithms;
 }

@@ -71,6 +71,13 @@ Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs
 Schedule build_allgather_bruck(const Layout& layout, const CollArgs& args);
 Schedule build_allgather_node_aware(const Layout& layout, const CollArgs& args);
 // (end of allgather)
+// reduce
+Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args);
+// (end of reduce)
+// allreduce
+Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs& args);
+Schedule build_allreduce_ring(const Layout& layout, const CollArgs& args);
+// (end of allreduce)
 
 // Cost formulas (cost_model.hpp), defined beside their algorithms.
 double cost_bcast_binomial(const CostInput& in, const MachineParams& m);
@@ -100,6 +107,9 @@ double cost_allgather_ring(const CostInput& in, const MachineParams& m);
 double cost_allgather_recursive_doubling(const CostInput& in, const MachineParams& m);
 double cost_allgather_bruck(const CostInput& in, const MachineParams& m);
 double cost_allgather_node_aware(const CostInput& in, const MachineParams& m);
+double cost_reduce_binomial(const CostInput& in, const MachineParams& m);
+double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParams& m);
+double cost_allreduce_ring(const CostInput& in, const MachineParams& m);
 // (end of costs)
 
 }  // namespace lanes::algos

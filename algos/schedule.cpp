@@ -18,6 +18,10 @@ const char* to_string(Collective c) {
       return "allgather";
     case Collective::gather:
       return "gather";
+    case Collective::reduce:
+      return "reduce";
+    case Collective::allreduce:
+      return "allreduce";
   }
   return "unknown";
 }
@@ -79,12 +83,22 @@ OpId Schedule::copy(Region src, Region dst, std::vector<OpId> deps) {
   return append(ops, std::move(op));
 }
 
+OpId Schedule::combine(Region src, Region dst, std::vector<OpId> deps, bool src_first) {
+  Op op;
+  op.kind = OpKind::combine;
+  op.src_first = src_first;
+  op.src = src;
+  op.dst = dst;
+  op.deps = std::move(deps);
+  return append(ops, std::move(op));
+}
+
 void Schedule::finalize() {
   // Counters indexed by peer; a negative peer is left unnumbered (the simulator reports it).
   std::vector<std::uint32_t> sent;
   std::vector<std::uint32_t> received;
   for (Op& op : ops) {
-    if (op.kind == OpKind::copy || op.peer < 0) continue;
+    if (op.kind == OpKind::copy || op.kind == OpKind::combine || op.peer < 0) continue;
     auto& counters = op.kind == OpKind::send ? sent : received;
     const auto peer = static_cast<std::size_t>(op.peer);
     if (counters.size() <= peer) counters.resize(peer + 1, 0);
@@ -120,8 +134,12 @@ std::string Schedule::dump() const {
       case OpKind::copy:
         out += "copy " + region_text(op.src) + " -> " + region_text(op.dst);
         break;
+      case OpKind::combine:
+        out += "combine " + region_text(op.src) + (op.src_first ? " before " : " into ") +
+               region_text(op.dst);
+        break;
     }
-    if (op.kind != OpKind::copy) {
+    if (op.kind == OpKind::send || op.kind == OpKind::recv) {
       out += std::string(op.lanes.count() == 1 ? " lane " : " lanes ") + op.lanes.text() + " msg " +
              std::to_string(op.msg) + " round " + std::to_string(op.round);
     }

@@ -16,12 +16,28 @@
 
 namespace lanes::algos {
 
-enum class Collective : std::uint8_t { bcast, scatter, alltoall, allgather, gather };
+enum class Collective : std::uint8_t {
+  bcast,
+  scatter,
+  alltoall,
+  allgather,
+  gather,
+  reduce,
+  allreduce
+};
+inline constexpr Collective kCollectives[] = {
+    Collective::bcast,     Collective::scatter, Collective::gather,   Collective::alltoall,
+    Collective::allgather, Collective::reduce,  Collective::allreduce};
+// Reductions combine element by element: their schedules cut vectors only at element boundaries.
+constexpr bool is_reduction(Collective c) {
+  return c == Collective::reduce || c == Collective::allreduce;
+}
 const char* to_string(Collective c);
 
 // Buffers a schedule refers to. For bcast the data lives in `recv` at every rank (the root's
 // input too); scatter: the root's `send` holds size blocks, `recv` one block; alltoall: `send`
-// and `recv` hold size blocks each.
+// and `recv` hold size blocks each. reduce: every rank's `send` holds the vector, the root's
+// `recv` receives the combination; allreduce: `send` and `recv` hold the vector at every rank.
 enum class Buffer : std::uint8_t { send, recv, scratch };
 const char* to_string(Buffer b);
 
@@ -32,7 +48,11 @@ struct Region {
   bool operator==(const Region&) const = default;
 };
 
-enum class OpKind : std::uint8_t { send, recv, copy };
+// combine: dst = dst (+) src element by element (or src (+) dst with Op::src_first), over regions
+// of equal size on element boundaries; the element type and the operation are the call's,
+// supplied at execution. An algorithm fixes the order of its operands (lower ranks' contributions
+// on the left), so that ranks combining the same contributions get the same bits, floats too.
+enum class OpKind : std::uint8_t { send, recv, copy, combine };
 
 using OpId = std::uint32_t;
 
@@ -40,10 +60,11 @@ struct Op {
   OpKind kind = OpKind::copy;
   int peer = -1;           // send/recv: communicator rank of the other side
   LaneSet lanes;           // send/recv off-node: the lanes it goes over (striped when several)
-  Region src;              // send, copy
-  Region dst;              // recv, copy
+  Region src;              // send, copy, combine
+  Region dst;              // recv, copy, combine
   std::uint32_t msg = 0;   // send/recv: index among messages between this pair (see finalize)
   int round = 0;           // the algorithm's communication round (for the simulator's checks)
+  bool src_first = false;  // combine: src is the left operand
   std::vector<OpId> deps;  // ops of this schedule that must complete before this one starts
 };
 
@@ -60,6 +81,7 @@ struct Schedule {
   OpId send(int peer, LaneSet lanes, Region src, std::vector<OpId> deps = {}, int round = 0);
   OpId recv(int peer, LaneSet lanes, Region dst, std::vector<OpId> deps = {}, int round = 0);
   OpId copy(Region src, Region dst, std::vector<OpId> deps = {});
+  OpId combine(Region src, Region dst, std::vector<OpId> deps = {}, bool src_first = false);
   // Numbers messages per peer and direction; call once when the schedule is complete.
   void finalize();
   // Messages this rank sends to / receives from `peer` (after finalize).
@@ -68,13 +90,15 @@ struct Schedule {
   std::string dump() const;  // human-readable, for tests and LANES_INFO=2
 };
 
-// What an algorithm is asked to build. `bytes`: bcast: the data; scatter/alltoall/allgather/
-// gather: one block.
+// What an algorithm is asked to build. `bytes`: bcast, reduce, allreduce: the data (vector);
+// scatter/alltoall/allgather/gather: one block. `elem`: the element size of a reduction (bytes
+// is a multiple of it); 1 otherwise.
 struct CollArgs {
   Collective coll = Collective::bcast;
   int rank = 0;
   int root = 0;
   std::size_t bytes = 0;
+  std::size_t elem = 1;
 };
 
 }  // namespace lanes::algos

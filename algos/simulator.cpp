@@ -16,6 +16,7 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+constexpr std::size_t kWord = 8;  // the element of a simulated reduction
 
 // Input bytes: `stream` is a rank (its send buffer, or the bcast root's data); byte `offset` of
 // a stream is byte offset % 8 of a 64-bit hash of (stream, offset / 8). Scratch poison uses
@@ -67,6 +68,10 @@ Sizes buffer_sizes(Collective coll, int p, int rank, int root, std::size_t bytes
       return {bytes, all};
     case Collective::gather:
       return {bytes, rank == root ? all : 0};
+    case Collective::reduce:
+      return {bytes, rank == root ? bytes : 0};
+    case Collective::allreduce:
+      return {bytes, bytes};
   }
   return {};
 }
@@ -89,6 +94,9 @@ Origin origin_of(Collective coll, int rank, int root, std::size_t bytes, std::si
     case Collective::allgather:
     case Collective::gather:
       return {static_cast<int>(offset / bytes), offset % bytes};
+    case Collective::reduce:
+    case Collective::allreduce:
+      break;  // every rank's byte `offset`, combined (fill_expected)
   }
   return {};
 }
@@ -108,6 +116,8 @@ std::string op_text(const Op& op) {
              region_text(op.dst) + ")";
     case OpKind::copy:
       return "copy " + region_text(op.src) + " -> " + region_text(op.dst);
+    case OpKind::combine:
+      return "combine " + region_text(op.src) + " into " + region_text(op.dst);
   }
   return "?";
 }
@@ -135,13 +145,14 @@ class Simulation {
         layout_(layout),
         root_(root),
         bytes_(bytes),
+        elem_(is_reduction(coll) ? kWord : 1),
         scheds_(schedules),
         p_(layout.size) {}
 
   SimResult run() {
     SimResult result;
-    if (!check_layout() || !check_ops() || !match() || !check_driving() || !check_races() ||
-        !execute() || !check_output()) {
+    if (!check_layout() || !check_ops() || !match() || !check_driving() || !check_races(false) ||
+        (is_reduction(coll_) && !check_races(true)) || !execute() || !check_output()) {
       result.error = error_;
       return result;
     }
@@ -261,14 +272,14 @@ class Simulation {
                         ", which is not an earlier op");
           }
         }
-        if (op.kind == OpKind::copy) {
+        if (op.kind == OpKind::copy || op.kind == OpKind::combine) {
           if (!check_region(r, i, op.src, "source") || !check_region(r, i, op.dst, "destination")) {
             return false;
           }
           if (overlaps(op.src, op.dst)) {
-            return fail(at(r, i) + "copy source " + region_text(op.src) + " overlaps destination " +
-                        region_text(op.dst));
+            return fail(at(r, i) + op_text(op) + ": source overlaps destination");
           }
+          if (op.kind == OpKind::combine && !check_combine(r, i, op)) return false;
         } else {
           if (op.peer < 0 || op.peer >= p_) {
             return fail(at(r, i) + op_text(op) + ": peer outside 0.." + std::to_string(p_ - 1));
@@ -304,6 +315,21 @@ class Simulation {
           return fail(at(r, i) + op_text(op) + ": writes into the send buffer, which is input");
         }
       }
+    }
+    return true;
+  }
+
+  // A combine belongs to a reduction and joins equal, element-aligned regions.
+  bool check_combine(int r, std::size_t i, const Op& op) {
+    if (!is_reduction(coll_)) {
+      return fail(at(r, i) + op_text(op) + ": a combine in a " + to_string(coll_));
+    }
+    if (op.src.bytes != op.dst.bytes) {
+      return fail(at(r, i) + op_text(op) + ": source and destination differ in size");
+    }
+    if (op.src.offset % elem_ != 0 || op.dst.offset % elem_ != 0 || op.src.bytes % elem_ != 0) {
+      return fail(at(r, i) + op_text(op) + ": not on " + std::to_string(elem_) +
+                  "-byte element boundaries");
     }
     return true;
   }
@@ -416,8 +442,9 @@ class Simulation {
   }
 
   // Two ops of one rank that touch overlapping bytes, one of them writing, must be ordered by
-  // deps; otherwise the result depends on timing.
-  bool check_races() {
+  // deps; otherwise the result depends on timing. `as_in_place` (reductions): with send and recv
+  // one buffer, where the copy of the input to the same offset of recv writes nothing.
+  bool check_races(bool as_in_place) {
     struct Access {
       std::size_t begin, end;
       std::uint32_t op;
@@ -429,16 +456,24 @@ class Simulation {
     std::vector<std::uint32_t> stack;
     for (int r = 0; r < p_; ++r) {
       const auto& ops = scheds_[r].ops;
+      const bool in_place = as_in_place && sizes_[r].recv == sizes_[r].send;
       for (auto& list : accesses) list.clear();
       conflicts.clear();
       const auto add = [&](const Region& region, std::size_t i, bool write) {
         if (region.bytes == 0) return;
-        accesses[static_cast<int>(region.buffer)].push_back(
+        // A reduction may run in place (send and recv one buffer): its schedule must be correct
+        // either way, so send and recv count as one buffer here.
+        const Buffer b = in_place && region.buffer == Buffer::send ? Buffer::recv : region.buffer;
+        accesses[static_cast<int>(b)].push_back(
             {region.offset, region.offset + region.bytes, static_cast<std::uint32_t>(i), write});
       };
       for (std::size_t i = 0; i < ops.size(); ++i) {
-        if (ops[i].kind != OpKind::recv) add(ops[i].src, i, false);
-        if (ops[i].kind != OpKind::send) add(ops[i].dst, i, true);
+        const Op& op = ops[i];
+        const bool identity = in_place && op.kind == OpKind::copy &&
+                              op.src.buffer == Buffer::send && op.dst.buffer == Buffer::recv &&
+                              op.src.offset == op.dst.offset;
+        if (op.kind != OpKind::recv) add(op.src, i, false);
+        if (op.kind != OpKind::send && !identity) add(op.dst, i, true);
       }
       // Sweep by start offset; reads are compared against writes only.
       std::vector<Access> live_reads;
@@ -496,7 +531,8 @@ class Simulation {
           if (stamp[earlier] != later) {
             return fail(at(r, later) + op_text(ops[later]) + " races with op " +
                         std::to_string(earlier) + " (" + op_text(ops[earlier]) +
-                        "): overlapping bytes, one of them written, and no dependency");
+                        "): overlapping bytes, one of them written, and no dependency" +
+                        (in_place ? " (in place: send and recv one buffer)" : ""));
           }
         }
       }
@@ -522,12 +558,46 @@ class Simulation {
   // What `rank`'s receive buffer holds by the collective's definition (each byte xor `flip`).
   void fill_expected(int rank, Bytes& out, std::uint8_t flip = 0) const {
     out.resize(sizes_[rank].recv);
+    if (is_reduction(coll_)) {
+      if (out.empty()) return;
+      if (reduced_.empty()) {
+        // The wrapping sum of every rank's words: a contribution missing or counted twice changes
+        // every word it touches (the inputs are hashes).
+        Bytes one(bytes_);
+        std::vector<std::uint64_t> sum(bytes_ / kWord, 0);
+        for (int r = 0; r < p_; ++r) {
+          fill_pattern(r, 0, one.data(), one.size());
+          for (std::size_t w = 0; w < sum.size(); ++w) sum[w] += word_at(one.data(), w * kWord);
+        }
+        reduced_.resize(bytes_);
+        std::memcpy(reduced_.data(), sum.data(), bytes_);
+      }
+      for (std::size_t x = 0; x < out.size(); ++x) out[x] = reduced_[x] ^ flip;
+      return;
+    }
     // Every block comes from one contiguous stretch of one rank's input.
     for (std::size_t x = 0; x < out.size();) {
       const Origin o = origin_of(coll_, rank, root_, bytes_, x);
       const std::size_t run = bytes_ - x % bytes_;
       fill_pattern(o.rank, o.offset, out.data() + x, run, flip);
       x += run;
+    }
+  }
+
+  static std::uint64_t word_at(const std::uint8_t* data, std::size_t offset) {
+    std::uint64_t w;
+    std::memcpy(&w, data + offset, kWord);
+    return w;
+  }
+
+  // The simulator's reduction: wrapping addition of 64-bit words (exact, commutative).
+  void combine_words(int rank, const Region& src, const Region& dst) {
+    const Bytes& from = buffer(rank, src.buffer);
+    Bytes& to = buffer(rank, dst.buffer);
+    for (std::size_t x = 0; x < src.bytes; x += kWord) {
+      const std::uint64_t w =
+          word_at(to.data(), dst.offset + x) + word_at(from.data(), src.offset + x);
+      std::memcpy(to.data() + dst.offset + x, &w, kWord);
     }
   }
 
@@ -606,9 +676,13 @@ class Simulation {
       const std::uint32_t g = ready.back();
       ready.pop_back();
       Node& n = nodes[g];
-      if (n.kind == OpKind::copy) {
+      if (n.kind == OpKind::copy || n.kind == OpKind::combine) {
         const Op& op = scheds_[n.rank].ops[g - base_[n.rank]];
-        move_bytes(n.rank, op.src, n.rank, op.dst);
+        if (n.kind == OpKind::copy) {
+          move_bytes(n.rank, op.src, n.rank, op.dst);
+        } else {
+          combine_words(n.rank, op.src, op.dst);
+        }
         complete(g);
         continue;
       }
@@ -662,6 +736,12 @@ class Simulation {
       if (got == want) continue;
       std::size_t x = 0;
       while (got[x] == want[x]) ++x;
+      if (is_reduction(coll_)) {
+        const std::size_t w = x / kWord * kWord;
+        return fail("rank " + std::to_string(r) + ": recv word at byte " + std::to_string(w) +
+                    " is not the combination of every rank's word there (a contribution is " +
+                    "missing, counted twice, or the word was never written)");
+      }
       const Origin o = origin_of(coll_, r, root_, bytes_, x);
       std::string writer = "no op writes it";
       const auto& ops = scheds_[r].ops;
@@ -684,6 +764,7 @@ class Simulation {
   const Layout& layout_;
   int root_;
   std::size_t bytes_;
+  std::size_t elem_;  // reductions: the simulated element, a 64-bit word
   const std::vector<Schedule>& scheds_;
   int p_;
   std::string error_;
@@ -691,6 +772,7 @@ class Simulation {
   std::vector<std::size_t> base_;       // rank -> index of its first op in the global numbering
   std::vector<std::uint32_t> partner_;  // global op -> its matching send/recv
   std::vector<Bytes> send_, recv_, scratch_;
+  mutable Bytes reduced_;  // reductions: the expected result, computed once
 };
 
 }  // namespace
@@ -711,10 +793,16 @@ SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::s
     result.error = std::string(algo.name) + " does not apply to " + layout.describe();
     return result;
   }
+  const std::size_t elem = is_reduction(algo.coll) ? kWord : 1;
+  if (bytes % elem != 0) {
+    result.error = "a simulated reduction moves 64-bit words: " + std::to_string(bytes) +
+                   " bytes is not a multiple of 8";
+    return result;
+  }
   std::vector<Schedule> schedules(static_cast<std::size_t>(layout.size));
   for (int r = 0; r < layout.size; ++r) {
     try {
-      schedules[r] = algo.build(layout, CollArgs{algo.coll, r, root, bytes});
+      schedules[r] = algo.build(layout, CollArgs{algo.coll, r, root, bytes, elem});
     } catch (const std::exception& e) {
       result.error = "rank " + std::to_string(r) + ": building " + std::string(algo.name) +
                      " failed: " + e.what();

@@ -1,7 +1,9 @@
 // Runs every rank's schedule of one collective call symbolically, moving real bytes between
 // simulated buffers, and checks: each send matched by exactly one receive of equal size on the
 // same lane, no deadlock (sends complete only when their receive is posted: rendezvous), no region
-// outside its buffer, and every rank's output equal to the collective's definition.
+// outside its buffer, and every rank's output equal to the collective's definition. Reductions
+// are simulated over 64-bit words combined by wrapping addition, every rank's input a hash: an
+// output word equals the sum of every rank's word only if each contribution arrived exactly once.
 #pragma once
 
 #include <string>
@@ -22,7 +24,8 @@ struct SimResult {
   std::size_t offnode_bytes = 0;  // messages between different nodes
 };
 
-// Builds the schedules with `algo` for every rank and simulates them.
+// Builds the schedules with `algo` for every rank and simulates them (reductions: `bytes` a
+// multiple of 8, built with CollArgs::elem = 8).
 SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes);
 
 // Simulates already-built schedules (one per rank).

@@ -9,7 +9,8 @@
 // slope up to B bytes (default 16 MiB); medians of repeated runs. The start-ups are measured with
 // every process busy as in a collective (every node's first two ranks at once; every rank paired
 // with the same node rank of the neighbouring node at once), so that processes outnumbering the
-// cores show in alpha; the slopes with the one pair alone.
+// cores show in alpha; the slopes with the one pair alone. gamma: rank 0 combining float64 sums
+// of 4 MiB vectors with the runtime's kernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,7 +20,24 @@
 #include <string>
 #include <vector>
 
+#include "lib/combine.hpp"
+
 namespace {
+
+// Seconds per byte of one process combining two vectors (median of 9).
+double measure_gamma() {
+  constexpr std::size_t kBytes = 4u << 20;
+  std::vector<std::byte> dst(kBytes, std::byte{1}), src(kBytes, std::byte{2});
+  const auto fn = lanes::detail::combine_fn(lanes::Datatype::float64, lanes::Op::sum);
+  std::vector<double> times;
+  for (int i = 0; i < 9; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn(dst.data(), src.data(), kBytes / 8, false);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(times.begin(), times.begin() + 4, times.end());
+  return times[4] / static_cast<double>(kBytes);
+}
 
 // Median time of `reps` two-rank broadcasts of `bytes` on `comm` (both ranks time it; the
 // receiver's view counts, after a barrier made of a tiny broadcast each way).
@@ -143,9 +161,10 @@ int main(int argc, char** argv) {
       }
       std::snprintf(text, sizeof text,
                     "# lanes-calibrate: %d ranks on %d nodes, messages up to %zu bytes\n"
-                    "%salpha_rail %.4g\nbeta_rail %.4g\nrails %zu\nrail_rates%s\n",
+                    "%salpha_rail %.4g\nbeta_rail %.4g\nrails %zu\nrail_rates%s\ngamma %.4g\n",
                     world.size(), world.num_nodes(), big, shm_text.c_str(), rails.front().alpha,
-                    fastest > 0 ? 1.0 / fastest : 0.0, rails.size(), rates.c_str());
+                    fastest > 0 ? 1.0 / fastest : 0.0, rails.size(), rates.c_str(),
+                    measure_gamma());
       if (output.empty()) {
         std::fputs(text, stdout);
       } else {

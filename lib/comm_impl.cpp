@@ -162,13 +162,21 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
       case Collective::gather:
         name = cfg.gather_algorithm, source = "LANES_GATHER_ALGORITHM";
         break;
+      case Collective::reduce:
+        name = cfg.reduce_algorithm, source = "LANES_REDUCE_ALGORITHM";
+        break;
+      case Collective::allreduce:
+        name = cfg.allreduce_algorithm, source = "LANES_ALLREDUCE_ALGORITHM";
+        break;
     }
   }
-  const char* fallback = coll == Collective::bcast      ? "binomial"
-                         : coll == Collective::scatter  ? "binomial"
-                         : coll == Collective::gather   ? "linear"
-                         : coll == Collective::alltoall ? "pairwise"
-                                                        : "linear";
+  const char* fallback = coll == Collective::bcast       ? "binomial"
+                         : coll == Collective::scatter   ? "binomial"
+                         : coll == Collective::gather    ? "linear"
+                         : coll == Collective::alltoall  ? "pairwise"
+                         : coll == Collective::reduce    ? "binomial"
+                         : coll == Collective::allreduce ? "recursive-doubling"
+                                                         : "linear";
   if (name == "auto") {
     if (auto ruled = runtime_->rules().match(coll, bytes, layout.size)) {
       name = *ruled;
@@ -218,8 +226,9 @@ const algos::Layout& CommImpl::layout_with_lanes(int lanes, int first_rail) {
 std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, int root,
                                                                std::size_t bytes,
                                                                const std::string& algorithm,
-                                                               int lanes, int first_rail) {
-  const CacheKey key{static_cast<int>(coll), root, bytes, algorithm, lanes, first_rail};
+                                                               int lanes, int first_rail,
+                                                               std::size_t elem) {
+  const CacheKey key{static_cast<int>(coll), root, bytes, algorithm, lanes, first_rail, elem};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
   if (algo == nullptr) throw Error(Errc::internal, "unknown algorithm " + algorithm);
@@ -229,6 +238,7 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, 
   args.rank = rank_;
   args.root = root;
   args.bytes = bytes;
+  args.elem = elem;
   algos::Schedule sched = algo->build(layout, args);
   sched.finalize();
   auto prepared = prepare(*this, std::move(sched), algorithm, layout.first_rail);
@@ -267,25 +277,39 @@ struct Signature {
   std::int32_t root;
   std::uint64_t bytes;
   std::uint32_t has_error;
+  std::uint8_t type;  // reductions
+  std::uint8_t op;
   char algorithm[32];
 };
 
 std::string describe_call(const Signature& s) {
   const auto coll = static_cast<Collective>(s.coll);
+  const bool rooted = coll == Collective::bcast || coll == Collective::scatter ||
+                      coll == Collective::gather || coll == Collective::reduce;
+  const bool vector = coll == Collective::bcast || algos::is_reduction(coll);
   std::string text = std::string(algos::to_string(coll)) + "(";
-  if (coll != Collective::alltoall) text += "root " + std::to_string(s.root) + ", ";
-  text += std::to_string(s.bytes) + (coll == Collective::bcast ? " bytes" : " bytes per block");
+  if (rooted) text += "root " + std::to_string(s.root) + ", ";
+  text += std::to_string(s.bytes) + (vector ? " bytes" : " bytes per block");
+  if (algos::is_reduction(coll)) {
+    text += std::string(", ") + to_string(static_cast<Op>(s.op)) + " of " +
+            to_string(static_cast<Datatype>(s.type));
+  }
   return text + ", algorithm " + s.algorithm + ")";
 }
 
 }  // namespace
 
-void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::string& algorithm,
-                     const std::string& local_error) {
+void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& local_error) {
+  const Collective coll = call.coll;
+  const std::string& algorithm = call.options.algorithm;
   Signature mine{};
   mine.coll = static_cast<std::uint32_t>(coll);
-  mine.root = root;
+  mine.root = call.root;
   mine.bytes = bytes;
+  if (algos::is_reduction(coll)) {
+    mine.type = static_cast<std::uint8_t>(call.type);
+    mine.op = static_cast<std::uint8_t>(call.op);
+  }
   mine.has_error = local_error.empty() ? 0 : 1;
   std::snprintf(mine.algorithm, sizeof mine.algorithm, "%s", algorithm.c_str());
   std::vector<Signature> all(static_cast<std::size_t>(size()));
@@ -302,8 +326,8 @@ void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::st
   const Signature& ref = all.front();
   for (int r = 1; r < size(); ++r) {
     const Signature& s = all[static_cast<std::size_t>(r)];
-    if (s.coll != ref.coll || s.root != ref.root || s.bytes != ref.bytes ||
-        std::strncmp(s.algorithm, ref.algorithm, sizeof s.algorithm) != 0) {
+    if (s.coll != ref.coll || s.root != ref.root || s.bytes != ref.bytes || s.type != ref.type ||
+        s.op != ref.op || std::strncmp(s.algorithm, ref.algorithm, sizeof s.algorithm) != 0) {
       throw Error(Errc::mismatch, "collective mismatch (LANES_CHECK=1): rank 0 called " +
                                       describe_call(ref) + " but rank " + std::to_string(r) +
                                       " called " + describe_call(s));
@@ -312,6 +336,24 @@ void CommImpl::agree(Collective coll, int root, std::size_t bytes, const std::st
 }
 
 namespace {
+
+// The type, operation and sizes of a reduction; empty when they are fine.
+std::string reduction_error(const CommImpl::Call& call, bool uses_recv) {
+  const std::size_t elem = size_of(call.type);
+  if (combine_fn(call.type, call.op) == nullptr) {
+    return std::string("operation ") + to_string(call.op) + " does not apply to " +
+           to_string(call.type) + " (bitwise operations take integers)";
+  }
+  if (call.send.size() % elem != 0) {
+    return "send holds " + std::to_string(call.send.size()) + " bytes, not a whole number of " +
+           to_string(call.type) + " elements";
+  }
+  if (uses_recv && call.recv.size() != call.send.size()) {
+    return "recv holds " + std::to_string(call.recv.size()) + " bytes but send holds " +
+           std::to_string(call.send.size()) + ": both hold the vector";
+  }
+  return {};
+}
 
 std::string range_error(int root, int size) {
   return "root " + std::to_string(root) + " is out of range for a communicator of size " +
@@ -338,7 +380,8 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   check_usable();
   const auto p = static_cast<std::size_t>(size());
   const bool rooted = call.coll == Collective::bcast || call.coll == Collective::scatter ||
-                      call.coll == Collective::gather;
+                      call.coll == Collective::gather || call.coll == Collective::reduce;
+  const bool reduction = algos::is_reduction(call.coll);
   const bool at_root = rooted && call.root == rank_;
   const auto& send = call.send;
   const auto& recv = call.recv;
@@ -378,6 +421,12 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
                 " bytes, not divisible into size() = " + std::to_string(p) + " equal blocks";
         }
         break;
+      case Collective::reduce:
+      case Collective::allreduce:
+        block = send.size();
+        uses_recv = call.coll == Collective::allreduce || at_root;
+        err = reduction_error(call, uses_recv);
+        break;
     }
   }
   if (err.empty() && uses_send && send.data() == nullptr && !send.empty()) {
@@ -386,9 +435,12 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   if (err.empty() && uses_recv && recv.data() == nullptr && !recv.empty()) {
     err = null_error(call.coll == Collective::bcast ? "data" : "recv", recv.size());
   }
-  if (err.empty() && uses_send && uses_recv && !send.empty() && !recv.empty() &&
+  // A reduction in place passes one buffer as both; any other overlap is an error.
+  const bool in_place = reduction && send.data() == recv.data() && send.size() == recv.size();
+  if (err.empty() && uses_send && uses_recv && !send.empty() && !recv.empty() && !in_place &&
       send.data() < recv.data() + recv.size() && recv.data() < send.data() + send.size()) {
-    err = "send and recv overlap: pass separate buffers";
+    err = reduction ? "send and recv overlap: pass separate buffers, or the same span for in place"
+                    : "send and recv overlap: pass separate buffers";
   }
   if (!err.empty()) err = std::string(algos::to_string(call.coll)) + ": " + err;
 
@@ -406,8 +458,10 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   }
   const bool nothing = block == 0 || (call.coll == Collective::bcast && size() == 1);
   if (!nothing) {
-    prepared.schedule = schedule_for(call.coll, rooted ? call.root : 0, block, algorithm,
-                                     call.options.lanes, call.options.first_rail);
+    prepared.schedule =
+        schedule_for(call.coll, rooted ? call.root : 0, block, algorithm, call.options.lanes,
+                     call.options.first_rail, reduction ? size_of(call.type) : 1);
+    if (reduction) prepared.combine = combine_fn(call.type, call.op);
     prepared.send = uses_send ? send.data() : nullptr;
     prepared.recv = uses_recv ? recv.data() : nullptr;
   }
@@ -417,12 +471,12 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
 std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
   check_usable();
   if (runtime_->config().check) {
-    agree(prepared.call.coll, prepared.call.root, prepared.block, prepared.call.options.algorithm,
-          prepared.error);
+    agree(prepared.call, prepared.block, prepared.error);
   }
   if (!prepared.schedule) return nullptr;
-  auto ex = std::make_shared<Execution>(shared_from_this(), prepared.schedule, prepared.send,
-                                        prepared.recv);
+  auto ex =
+      std::make_shared<Execution>(shared_from_this(), prepared.schedule, prepared.send,
+                                  prepared.recv, prepared.combine, size_of(prepared.call.type));
   runtime_->activate(ex);
   return ex;
 }

@@ -16,6 +16,7 @@
 
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
+#include "lib/combine.hpp"
 #include "transport/shm/channels.hpp"
 
 namespace lanes::detail {
@@ -73,6 +74,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     std::span<const std::byte> send;
     std::span<std::byte> recv;
     CallOptions options;
+    Datatype type = Datatype::uint8;  // reductions
+    Op op = Op::sum;
   };
   // A validated call, ready to start any number of times (persistent plans keep one).
   struct Prepared {
@@ -81,6 +84,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     std::byte* recv = nullptr;
     Call call;  // for LANES_CHECK at every start
     std::size_t block = 0;
+    CombineFn combine = nullptr;  // reductions: the call's kernel
     std::string error;  // with LANES_CHECK, an argument error reported to every rank at start
   };
   // Checks the arguments (throws lanes::Error naming the problem), chooses the algorithm and
@@ -101,7 +105,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
                                                        std::size_t bytes,
                                                        const std::string& algorithm, int lanes,
-                                                       int first_rail);
+                                                       int first_rail, std::size_t elem = 1);
   std::string choose_algorithm(algos::Collective coll, std::size_t bytes,
                                const CallOptions& options, const algos::Layout& layout) const;
   std::string model_choice(algos::Collective coll, std::size_t bytes, const algos::Layout& layout,
@@ -110,8 +114,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   const algos::Layout& layout_with_lanes(int lanes, int first_rail);
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
   // argument error (empty if none); every rank throws if any rank has one.
-  void agree(algos::Collective coll, int root, std::size_t bytes, const std::string& algorithm,
-             const std::string& local_error);
+  // `call.options.algorithm` is the chosen algorithm.
+  void agree(const Call& call, std::size_t bytes, const std::string& local_error);
   void run_internal(algos::Collective coll, std::size_t bytes, const std::byte* send,
                     std::byte* recv, const std::string& algorithm);
 
@@ -126,7 +130,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;
   std::map<std::pair<int, int>, algos::Layout> layouts_by_lanes_;
-  using CacheKey = std::tuple<int, int, std::size_t, std::string, int, int>;
+  using CacheKey = std::tuple<int, int, std::size_t, std::string, int, int, std::size_t>;
   std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
   std::string broken_;
   mutable std::map<std::tuple<int, std::size_t, int>, std::string> model_choices_;

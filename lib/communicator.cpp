@@ -26,6 +26,14 @@ Call make(Collective coll, int root, std::span<const std::byte> send, std::span<
   return Call{coll, root, send, recv, options};
 }
 
+Call make_reduction(Collective coll, int root, std::span<const std::byte> send,
+                    std::span<std::byte> recv, Datatype type, Op op, const CallOptions& options) {
+  Call call{coll, root, send, recv, options};
+  call.type = type;
+  call.op = op;
+  return call;
+}
+
 }  // namespace
 
 int Communicator::rank() const {
@@ -77,6 +85,14 @@ void Communicator::allgather_bytes(std::span<const std::byte> send, std::span<st
                                    const CallOptions& o) {
   usable(impl_).run(make(Collective::allgather, 0, send, recv, o));
 }
+void Communicator::reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                Datatype type, Op op, int root, const CallOptions& o) {
+  usable(impl_).run(make_reduction(Collective::reduce, root, send, recv, type, op, o));
+}
+void Communicator::allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                   Datatype type, Op op, const CallOptions& o) {
+  usable(impl_).run(make_reduction(Collective::allreduce, 0, send, recv, type, op, o));
+}
 
 // Nonblocking -----------------------------------------------------------------------------------
 namespace {
@@ -104,6 +120,14 @@ Request Communicator::ialltoall_bytes(std::span<const std::byte> send, std::span
 Request Communicator::iallgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                        const CallOptions& o) {
   return start(impl_, make(Collective::allgather, 0, send, recv, o));
+}
+Request Communicator::ireduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                    Datatype type, Op op, int root, const CallOptions& o) {
+  return start(impl_, make_reduction(Collective::reduce, root, send, recv, type, op, o));
+}
+Request Communicator::iallreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                       Datatype type, Op op, const CallOptions& o) {
+  return start(impl_, make_reduction(Collective::allreduce, 0, send, recv, type, op, o));
 }
 
 // Persistent ------------------------------------------------------------------------------------
@@ -135,6 +159,14 @@ Plan Communicator::plan_alltoall_bytes(std::span<const std::byte> send, std::spa
 Plan Communicator::plan_allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                         const CallOptions& o) {
   return plan(impl_, make(Collective::allgather, 0, send, recv, o));
+}
+Plan Communicator::plan_reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                     Datatype type, Op op, int root, const CallOptions& o) {
+  return plan(impl_, make_reduction(Collective::reduce, root, send, recv, type, op, o));
+}
+Plan Communicator::plan_allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                        Datatype type, Op op, const CallOptions& o) {
+  return plan(impl_, make_reduction(Collective::allreduce, 0, send, recv, type, op, o));
 }
 
 }  // namespace lanes

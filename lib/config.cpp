@@ -50,18 +50,23 @@ const std::vector<ConfigVar>& config_table() {
        "everywhere); consulted before the cost model. Empty: none."},
       {"LANES_BCAST_ALGORITHM", "auto",
        "Broadcast algorithm: binomial, kported, scatter-allgather, scatter-ring, "
-       "scatter-ring-bwsave, hierarchical, full-lane, k-lane. auto: the cost model's choice."},
+       "scatter-ring-bwsave, hierarchical, full-lane, k-lane, pipeline. auto: the cost model's "
+       "choice."},
       {"LANES_SCATTER_ALGORITHM", "auto",
        "Scatter algorithm: linear, binomial, kported, full-lane, k-lane. auto: the cost "
        "model's choice."},
       {"LANES_ALLTOALL_ALGORITHM", "auto",
-       "Alltoall algorithm: pairwise, kported, bruck, full-lane, k-lane. auto: the cost "
+       "Alltoall algorithm: pairwise, kported, bruck, full-lane, k-lane, windowed. auto: the cost "
        "model's choice."},
       {"LANES_ALLGATHER_ALGORITHM", "auto",
        "Allgather algorithm: linear, ring, recursive-doubling, bruck, node-aware. auto: the "
        "cost model's choice."},
       {"LANES_GATHER_ALGORITHM", "auto",
        "Gather algorithm: linear, binomial. auto: the cost model's choice."},
+      {"LANES_REDUCE_ALGORITHM", "auto",
+       "Reduce algorithm: binomial. auto: the cost model's choice."},
+      {"LANES_ALLREDUCE_ALGORITHM", "auto",
+       "Allreduce algorithm: recursive-doubling, ring. auto: the cost model's choice."},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
        "scatter, gather, alltoall, allgather; all; or none. The others go to the MPI library."},
@@ -170,6 +175,8 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (auto v = get("LANES_ALLTOALL_ALGORITHM")) c.alltoall_algorithm = *v;
   if (auto v = get("LANES_ALLGATHER_ALGORITHM")) c.allgather_algorithm = *v;
   if (auto v = get("LANES_GATHER_ALGORITHM")) c.gather_algorithm = *v;
+  if (auto v = get("LANES_REDUCE_ALGORITHM")) c.reduce_algorithm = *v;
+  if (auto v = get("LANES_ALLREDUCE_ALGORITHM")) c.allreduce_algorithm = *v;
   return c;
 }
 

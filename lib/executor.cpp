@@ -34,7 +34,7 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       p->dependents[d].push_back(static_cast<OpId>(i));
     }
     p->dep_counts[i] = static_cast<std::uint32_t>(op.deps.size());
-    if (op.kind == OpKind::copy) continue;
+    if (op.kind == OpKind::copy || op.kind == OpKind::combine) continue;
     if (op.peer < 0 || op.peer >= layout.size || op.peer == comm.rank()) {
       throw Error(Errc::internal,
                   p->algorithm + ": op with invalid peer " + std::to_string(op.peer));
@@ -56,11 +56,13 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
 
 Execution::Execution(std::shared_ptr<CommImpl> comm,
                      std::shared_ptr<const PreparedSchedule> prepared, const std::byte* send,
-                     std::byte* recv)
+                     std::byte* recv, CombineFn combine, std::size_t elem)
     : comm_(std::move(comm)),
       prepared_(std::move(prepared)),
       send_(const_cast<std::byte*>(send)),
-      recv_(recv) {
+      recv_(recv),
+      combine_(combine),
+      elem_(elem) {
   const auto& sched = prepared_->schedule;
   if (sched.scratch_bytes > 0) scratch_.reset(new std::byte[sched.scratch_bytes]);
   seq_ = comm_->next_seq();
@@ -103,6 +105,12 @@ void Execution::start(OpId id) {
       }
       complete(id);
       return;
+    case OpKind::combine: {
+      if (combine_ == nullptr) throw Error(Errc::internal, "a combine without a reduction kernel");
+      combine_(address(op.dst), address(op.src), op.src.bytes / elem_, op.src_first);
+      complete(id);
+      return;
+    }
     case OpKind::send:
     case OpKind::recv:
       break;

@@ -14,6 +14,7 @@
 #include <lanes/error.hpp>
 
 #include "algos/schedule.hpp"
+#include "lib/combine.hpp"
 #include "transport/shm/channels.hpp"
 #include "transport/ucx/rails.hpp"
 
@@ -41,8 +42,10 @@ class Execution {
  public:
   // Starting claims the communicator's next sequence number and message numbers, so executions
   // of one communicator must be created in the same order on every rank.
+  // `combine`: a reduction's kernel (its schedule's combine ops), null for other collectives.
   Execution(std::shared_ptr<CommImpl> comm, std::shared_ptr<const PreparedSchedule> prepared,
-            const std::byte* send, std::byte* recv);
+            const std::byte* send, std::byte* recv, CombineFn combine = nullptr,
+            std::size_t elem = 1);
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
@@ -77,6 +80,8 @@ class Execution {
   std::shared_ptr<const PreparedSchedule> prepared_;
   std::byte* send_;
   std::byte* recv_;
+  CombineFn combine_;
+  std::size_t elem_;
   std::unique_ptr<std::byte[]> scratch_;
   std::uint32_t seq_ = 0;
   std::vector<std::uint64_t> node_send_base_;  // per local peer

@@ -15,11 +15,12 @@ namespace {
 
 algos::Collective collective_named(const std::string& name, std::size_t index) {
   using algos::Collective;
-  for (Collective c : {Collective::bcast, Collective::scatter, Collective::gather,
-                       Collective::alltoall, Collective::allgather}) {
+  std::string known;
+  for (Collective c : algos::kCollectives) {
     if (name == algos::to_string(c)) return c;
+    known += std::string(known.empty() ? "" : ", ") + algos::to_string(c);
   }
-  bad(index, "unknown collective '" + name + "' (bcast, scatter, gather, alltoall, allgather)");
+  bad(index, "unknown collective '" + name + "' (" + known + ")");
 }
 
 }  // namespace

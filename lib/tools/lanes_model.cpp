@@ -18,17 +18,17 @@ namespace {
 int usage(const char* why) {
   if (why != nullptr) std::fprintf(stderr, "lanes-model: %s\n", why);
   std::fprintf(stderr,
-               "usage: lanes-model --collective bcast|scatter|gather|alltoall|allgather\n"
+               "usage: lanes-model --collective "
+               "bcast|scatter|gather|alltoall|allgather|reduce|allreduce\n"
                "                   --nodes N --ppn n --bytes B [--rails R] [--lanes K]\n"
                "                   [--calibration FILE] [--irregular]\n"
-               "B: the bcast payload, or one block for the other collectives.\n");
+               "B: the bcast or reduction vector, or one block for the other collectives.\n");
   return 2;
 }
 
 bool parse_collective(const std::string& s, lanes::algos::Collective& c) {
   using lanes::algos::Collective;
-  for (Collective x : {Collective::bcast, Collective::scatter, Collective::gather,
-                       Collective::alltoall, Collective::allgather}) {
+  for (Collective x : lanes::algos::kCollectives) {
     if (s == lanes::algos::to_string(x)) {
       c = x;
       return true;
@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
     }
   }
   if (!have_coll)
-    return usage("--collective must be bcast, scatter, gather, alltoall or allgather");
+    return usage(
+        "--collective must be bcast, scatter, gather, alltoall, allgather, reduce or allreduce");
   if (in.nodes < 1 || in.ppn < 1 || m.rails < 1) return usage("nodes, ppn and rails must be >= 1");
   try {
     if (!calibration.empty()) {

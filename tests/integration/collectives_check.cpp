@@ -2,13 +2,14 @@
 // every byte against values this program computes itself. Launch under mpirun (PMIx bootstrap).
 //
 //   collectives_check [--sizes 0,1,7,1048579,67108864]
-//                     [--colls bcast,scatter,gather,alltoall,allgather]
+//                     [--colls bcast,scatter,gather,alltoall,allgather,reduce,allreduce]
 //                     [--mode blocking|nonblocking|plan] [--algorithms all] [--split]
 //                     [--repeat N]
 // --algorithms all: every algorithm of each collective, chosen per call.
 // nonblocking: all roots' calls of one size are in flight at once; plan: each plan runs twice.
 // Sizes: the bcast payload; scatter/alltoall use blocks of that size, or size/p (rounded up)
-// above 8 MiB so that buffers stay near the payload.
+// above 8 MiB so that buffers stay near the payload. Reductions sum uint32 vectors of that many
+// bytes (rounded up to whole elements; size/p above 8 MiB), in place every other root.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -60,6 +61,29 @@ struct Checker {
 // Whether the comma-separated `list` names `name`.
 bool wants(const std::string& list, const std::string& name) {
   return ("," + list + ",").find("," + name + ",") != std::string::npos;
+}
+
+// Element `index` of the vector rank `from` contributes to reduction `call`.
+inline std::uint32_t term(int from, std::size_t index, int call) {
+  return static_cast<std::uint32_t>(index * 2654435761u +
+                                    static_cast<std::uint64_t>(from) * 40503u +
+                                    static_cast<std::uint64_t>(call) * 977u);
+}
+
+// The wrapping sum of every rank's vector, compared element by element.
+void expect_sum(Checker& c, const std::vector<std::uint32_t>& got, int p, int call,
+                const char* what) {
+  ++c.checks;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    std::uint32_t want = 0;
+    for (int r = 0; r < p; ++r) want += term(r, i, call);
+    if (got[i] != want) {
+      ++c.failures;
+      std::fprintf(stderr, "FAIL %s rank %d: %s element %zu of %zu is %u, expected %u\n",
+                   c.where.c_str(), c.rank, what, i, got.size(), got[i], want);
+      return;
+    }
+  }
 }
 
 void fill(std::uint8_t* p, std::size_t n, int from, int to, int call) {
@@ -204,6 +228,52 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         c.expect_block(recv.data() + block * j, block, static_cast<int>(j), me, id, "alltoall");
       }
     }
+    const std::size_t elements = (block + 3) / 4;
+    if (wants(colls, "allreduce")) {
+      std::vector<std::uint32_t> send(elements), recv(elements);
+      const int id = call++;
+      auto refill = [&] {
+        for (std::size_t i = 0; i < elements; ++i) send[i] = term(me, i, id);
+        std::fill(recv.begin(), recv.end(), 0xEEEEEEEEu);
+      };
+      refill();
+      runner.run([&] { comm.allreduce(send, recv, lanes::Op::sum, o); },
+                 [&] { return comm.iallreduce(send, recv, lanes::Op::sum, o); },
+                 [&] { return comm.plan_allreduce(send, recv, lanes::Op::sum, o); }, refill);
+      runner.finish();
+      expect_sum(c, recv, p, id, "allreduce");
+      if (mode == Mode::blocking) {
+        const int again = call++;
+        for (std::size_t i = 0; i < elements; ++i) send[i] = term(me, i, again);
+        comm.allreduce(send, lanes::Op::sum, o);  // in place
+        expect_sum(c, send, p, again, "allreduce in place");
+      }
+    }
+    if (wants(colls, "reduce")) {
+      std::vector<std::vector<std::uint32_t>> send(up, std::vector<std::uint32_t>(elements));
+      std::vector<std::vector<std::uint32_t>> recv(up);
+      const int first = call;
+      for (int root = 0; root < p; ++root) {
+        auto& in = send[static_cast<std::size_t>(root)];
+        auto& out = recv[static_cast<std::size_t>(root)];
+        out.assign(me == root ? elements : 0, 0xEEEEEEEEu);
+        const int id = first + root;
+        auto refill = [&in, &out, me, elements, id] {
+          for (std::size_t i = 0; i < elements; ++i) in[i] = term(me, i, id);
+          std::fill(out.begin(), out.end(), 0xEEEEEEEEu);
+        };
+        refill();
+        runner.run([&] { comm.reduce(in, out, lanes::Op::sum, root, o); },
+                   [&] { return comm.ireduce(in, out, lanes::Op::sum, root, o); },
+                   [&] { return comm.plan_reduce(in, out, lanes::Op::sum, root, o); }, refill);
+      }
+      runner.finish();
+      for (int root = 0; root < p; ++root) {
+        if (me == root)
+          expect_sum(c, recv[static_cast<std::size_t>(root)], p, first + root, "reduce");
+      }
+      call += p;
+    }
     if (wants(colls, "allgather")) {
       std::vector<std::uint8_t> send(block), recv(block * up, 0xEE);
       const int id = call++;
@@ -227,7 +297,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
 
 int main(int argc, char** argv) {
   std::vector<std::size_t> sizes = {0, 1, 7, (1u << 20) + 3, 64u << 20};
-  std::string colls = "bcast,scatter,alltoall,allgather";
+  std::string colls = "bcast,scatter,alltoall,allgather,reduce,allreduce";
   bool split = false;
   int repeat = 1;
   Mode mode = Mode::blocking;
@@ -264,7 +334,8 @@ int main(int argc, char** argv) {
         continue;
       }
       // Every algorithm of every collective asked for, chosen per call.
-      for (const char* coll : {"bcast", "scatter", "gather", "alltoall", "allgather"}) {
+      for (const char* coll :
+           {"bcast", "scatter", "gather", "alltoall", "allgather", "reduce", "allreduce"}) {
         if (!wants(colls, coll)) continue;
         for (const std::string& algorithm : lanes::algorithms(coll)) {
           lanes::CallOptions o;

@@ -167,6 +167,7 @@ MachineParams alpha_only() {
   MachineParams m;
   m.alpha_shm = m.alpha_rail = 1;
   m.beta_shm = m.beta_rail = 0;
+  m.gamma = 0;
   return m;
 }
 
@@ -229,6 +230,7 @@ TEST(CostModel, AlphaOnlyCostsCountTheScheduleRounds) {
             args.rank = rank;
             args.bytes =
                 a.coll == Collective::bcast ? 64 * static_cast<std::size_t>(layout.size) : 64;
+            args.elem = is_reduction(a.coll) ? 8 : 1;
             rounds = std::max(rounds, a.build(layout, args).rounds);
           }
           EXPECT_DOUBLE_EQ(a.cost(in, m), rounds)

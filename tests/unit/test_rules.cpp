@@ -37,8 +37,8 @@ TEST(Rules, ErrorsNameTheRuleAndField) {
   };
   EXPECT_NE(error_of("{").find("not valid JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"rule": []})").find("expected"), std::string::npos);
-  EXPECT_NE(error_of(R"({"rules": [{"collective": "reduce", "algorithm": "x"}]})")
-                .find("unknown collective 'reduce'"),
+  EXPECT_NE(error_of(R"({"rules": [{"collective": "scan", "algorithm": "x"}]})")
+                .find("unknown collective 'scan'"),
             std::string::npos);
   const std::string unknown_algo =
       error_of(R"({"rules": [{"collective": "bcast", "algorithm": "binomial"},

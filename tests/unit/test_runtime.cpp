@@ -123,6 +123,101 @@ void check_collectives(lanes::Communicator& comm, std::size_t n) {
   }
 }
 
+// Reductions of several types and operations with every allreduce and reduce algorithm: results
+// computed here, floats bitwise the same on every rank, in place, nonblocking and persistent.
+void check_reductions(lanes::Communicator& comm, std::size_t n) {
+  using lanes::Op;
+  const int me = comm.rank();
+  const int p = comm.size();
+  for (const char* algo : {"recursive-doubling", "ring"}) {
+    const lanes::CallOptions o{.algorithm = algo};
+    std::vector<std::int32_t> ints(n), sum(n);
+    for (std::size_t i = 0; i < n; ++i) ints[i] = static_cast<std::int32_t>(me * 7 + i) - 50;
+    comm.allreduce(ints, sum, Op::sum, o);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::int32_t want = 0;
+      for (int r = 0; r < p; ++r) want += static_cast<std::int32_t>(r * 7 + i) - 50;
+      ASSERT_EQ(sum[i], want) << algo << " int32 sum at " << i;
+    }
+    // 8-bit sums wrap.
+    std::vector<std::uint8_t> bytes(n, static_cast<std::uint8_t>(200 + me)), wrapped(n);
+    comm.allreduce(bytes, wrapped, Op::sum, o);
+    unsigned want8 = 0;
+    for (int r = 0; r < p; ++r) want8 += 200u + static_cast<unsigned>(r);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(wrapped[i], want8 % 256) << algo;
+    std::vector<std::uint32_t> bits(n, 1u << me), ored(n), xored(n), anded(n);
+    comm.allreduce(bits, ored, Op::bor, o);
+    comm.allreduce(bits, xored, Op::bxor, o);
+    comm.allreduce(bits, anded, Op::band, o);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(ored[i], (1u << p) - 1);
+      ASSERT_EQ(xored[i], (1u << p) - 1);
+      ASSERT_EQ(anded[i], p == 1 ? 1u : 0u);
+    }
+    std::vector<std::int8_t> truth(n, static_cast<std::int8_t>(me % 2)), land(n), lor(n);
+    comm.allreduce(truth, land, Op::land, o);
+    comm.allreduce(truth, lor, Op::lor, o);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(land[i], 0);  // rank 0 contributes false
+      ASSERT_EQ(lor[i], p > 1 ? 1 : 0);
+    }
+    // Float sums whose value depends on the order of combination: the same bits everywhere.
+    std::vector<double> big(n), total(n);
+    for (std::size_t i = 0; i < n; ++i) big[i] = (me % 2 == 0 ? 1e16 : 1.0) * (me + 1) + i * 0.1;
+    comm.allreduce(big, total, Op::sum, o);
+    std::vector<double> everyone(n * static_cast<std::size_t>(p));
+    comm.allgather(total, everyone);
+    for (int r = 1; r < p; ++r) {
+      ASSERT_EQ(std::memcmp(everyone.data(), everyone.data() + r * n, n * sizeof(double)), 0)
+          << algo << ": rank " << r << " holds other bits than rank 0";
+    }
+    std::vector<float> f(n, static_cast<float>(me) - 1.5f), mx(n), mn(n);
+    comm.allreduce(f, mx, Op::max, o);
+    comm.allreduce(f, mn, Op::min, o);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(mx[i], static_cast<float>(p - 1) - 1.5f);
+      ASSERT_EQ(mn[i], -1.5f);
+    }
+    std::vector<std::int64_t> twos(n, 2), prod(n);
+    comm.allreduce(twos, prod, Op::prod, o);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(prod[i], std::int64_t{1} << p);
+    // bfloat16: 1.0 from every rank sums to p (exact in bfloat16 for small p).
+    std::vector<lanes::bfloat16> halves(n, lanes::bfloat16{0x3f80}), hsum(n);
+    comm.allreduce(halves, hsum, Op::sum, o);
+    float want_h = static_cast<float>(p);
+    std::uint32_t want_bits;
+    std::memcpy(&want_bits, &want_h, 4);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hsum[i].bits, want_bits >> 16);
+    // In place, nonblocking, persistent.
+    std::vector<std::int32_t> inplace = ints;
+    comm.allreduce(inplace, Op::sum, o);
+    ASSERT_EQ(inplace, sum);
+    std::vector<std::int32_t> later(n);
+    lanes::Request req = comm.iallreduce(ints, later, Op::sum, o);
+    req.wait();
+    ASSERT_EQ(later, sum);
+    std::vector<std::int32_t> planned(n);
+    lanes::Plan plan = comm.plan_allreduce(ints, planned, Op::sum, o);
+    for (int twice = 0; twice < 2; ++twice) {
+      std::fill(planned.begin(), planned.end(), 0);
+      plan.start();
+      plan.wait();
+      ASSERT_EQ(planned, sum);
+    }
+  }
+  for (int root = 0; root < p; ++root) {
+    std::vector<std::int64_t> mine(n), at_root(me == root ? n : 0);
+    for (std::size_t i = 0; i < n; ++i) mine[i] = me + static_cast<std::int64_t>(i) * p;
+    comm.reduce(mine, at_root, Op::sum, root);
+    if (me != root) continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(at_root[i],
+                static_cast<std::int64_t>(p) * (p - 1) / 2 + static_cast<std::int64_t>(i) * p * p)
+          << "reduce root " << root;
+    }
+  }
+}
+
 }  // namespace
 
 TEST(Runtime, SingleProcessWithoutLauncher) {
@@ -137,6 +232,7 @@ TEST(Runtime, SingleProcessWithoutLauncher) {
   EXPECT_EQ(world.num_nodes(), 1);
   check_collectives(world, 1000);
   check_collectives(world, 0);
+  check_reductions(world, 33);
   lanes::Communicator self = world.split(0, 0);
   EXPECT_EQ(self.size(), 1);
   check_collectives(self, 7);
@@ -174,8 +270,34 @@ TEST(Runtime, BadInputNamesTheProblem) {
   EXPECT_EQ(code_of([&] { w.bcast(v, 0, {.algorithm = "telepathy"}); }, &what),
             lanes::Errc::invalid_argument);
   EXPECT_NE(what.find("binomial"), std::string::npos) << what;
+  // Reductions: bitwise operations on floats, sizes that differ, partial overlap.
+  std::vector<float> fl(4), fl2(4);
+  EXPECT_EQ(code_of([&] { w.allreduce(fl, fl2, lanes::Op::bxor); }, &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("bxor does not apply to float32"), std::string::npos) << what;
+  EXPECT_EQ(code_of([&] { w.allreduce(v, small, lanes::Op::sum); }, &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("both hold the vector"), std::string::npos) << what;
+  EXPECT_EQ(code_of(
+                [&] {
+                  w.allreduce(std::span(buf).first(10), std::span(buf).subspan(5, 10),
+                              lanes::Op::sum);
+                },
+                &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("overlap"), std::string::npos) << what;
+  std::vector<std::byte> three(3), three2(3);
+  EXPECT_EQ(
+      code_of([&] { w.allreduce_bytes(three, three2, lanes::Datatype::int32, lanes::Op::sum); },
+              &what),
+      lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("whole number of int32"), std::string::npos) << what;
+  EXPECT_EQ(code_of([&] { w.allreduce(v, v2, lanes::Op::sum, {.algorithm = "telepathy"}); }, &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("recursive-doubling"), std::string::npos) << what;
   // Zero sizes are fine.
   std::vector<int> none;
+  w.allreduce(none, none, lanes::Op::sum);
   w.bcast(none, 0);
   w.scatter(none, none, 0);
   w.alltoall(none, none);
@@ -230,6 +352,8 @@ TEST(Runtime, ThreadsOnOneNodeUseSharedMemory) {
       EXPECT_EQ(rt.bootstrap_name(), "allgather");
       check_collectives(w, 1);
       check_collectives(w, 100003);
+      check_reductions(w, 3);
+      check_reductions(w, 70001);
       lanes::Communicator half = w.split(w.rank() / 2, -w.rank());
       EXPECT_EQ(half.size(), 2);
       EXPECT_EQ(half.rank(), 1 - w.rank() % 2);
@@ -247,6 +371,8 @@ TEST(Runtime, ThreadsOnEmulatedNodesUseRails) {
     EXPECT_EQ(w.node(), w.rank());
     check_collectives(w, 1);
     check_collectives(w, 70001);
+    check_reductions(w, 1);
+    check_reductions(w, 5003);
     lanes::Communicator odd = w.split(w.rank() % 2, 0);
     check_collectives(odd, 333);
   });

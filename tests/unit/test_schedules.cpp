@@ -19,7 +19,13 @@ int ceil_log2(int p) {
 }
 
 bool rooted(Collective c) {
-  return c == Collective::bcast || c == Collective::scatter || c == Collective::gather;
+  return c == Collective::bcast || c == Collective::scatter || c == Collective::gather ||
+         c == Collective::reduce;
+}
+
+// Reductions are simulated over 64-bit words: the same sizes in words.
+std::size_t sized(const Algorithm& algo, std::size_t bytes) {
+  return is_reduction(algo.coll) ? 8 * bytes : bytes;
 }
 
 // Nodes of sizes 3,1,4,1,5,9,2,6,... cut to p ranks.
@@ -99,7 +105,8 @@ TEST_P(EveryAlgorithm, CorrectUpTo64Ranks) {  // p = 1..64
     for (const Layout& layout : layouts_for(p)) {
       if (algo.applicable != nullptr && !algo.applicable(layout)) continue;
       for (int root : roots_for(algo, p)) {
-        for (std::size_t bytes : {std::size_t{0}, std::size_t{7}, std::size_t{1027}}) {
+        for (std::size_t n : {std::size_t{0}, std::size_t{7}, std::size_t{1027}}) {
+          const std::size_t bytes = sized(algo, n);
           const SimResult res = simulate(algo, layout, root, bytes);
           ++runs;
           if (!res.ok) {
@@ -132,9 +139,10 @@ TEST_P(EveryAlgorithm, LargeSamples) {
     const int p = layout.size;
     for (int root : {0, 1, p / 3, p - 1}) {
       if (!rooted(algo.coll) && root != 0) continue;
-      const SimResult res = simulate(algo, layout, root, sample.bytes);
-      ASSERT_TRUE(res.ok) << what(algo, layout, root, sample.bytes) << ": " << res.error;
-      check_totals(algo, layout, sample.bytes, res);
+      const std::size_t bytes = sized(algo, sample.bytes);
+      const SimResult res = simulate(algo, layout, root, bytes);
+      ASSERT_TRUE(res.ok) << what(algo, layout, root, bytes) << ": " << res.error;
+      check_totals(algo, layout, bytes, res);
     }
   }
 }
@@ -159,6 +167,8 @@ TEST(Registry, HoldsTheCatalogue) {
       {Collective::gather, {"linear", "binomial"}},
       {Collective::alltoall, {"pairwise", "kported", "bruck", "full-lane", "k-lane", "windowed"}},
       {Collective::allgather, {"linear", "ring", "recursive-doubling", "bruck", "node-aware"}},
+      {Collective::reduce, {"binomial"}},
+      {Collective::allreduce, {"recursive-doubling", "ring"}},
   };
   std::size_t total = 0;
   for (const auto& [coll, names] : catalogue) {
@@ -185,6 +195,8 @@ TEST(Names, CollectivesAndBuffers) {
   EXPECT_STREQ(to_string(Collective::alltoall), "alltoall");
   EXPECT_STREQ(to_string(Collective::allgather), "allgather");
   EXPECT_STREQ(to_string(Collective::gather), "gather");
+  EXPECT_STREQ(to_string(Collective::reduce), "reduce");
+  EXPECT_STREQ(to_string(Collective::allreduce), "allreduce");
   EXPECT_STREQ(to_string(Buffer::send), "send");
   EXPECT_STREQ(to_string(Buffer::recv), "recv");
   EXPECT_STREQ(to_string(Buffer::scratch), "scratch");

@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include <lanes/reduction.hpp>
 #include <lanes/request.hpp>
 
 namespace lanes {
@@ -73,6 +74,15 @@ class Communicator {
   void allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                        const CallOptions& options = {});
 
+  // Reductions over vectors of `type` elements, combined with `op`. reduce: every rank's `send`
+  // holds the vector, the root's `recv` receives the combination (ignored elsewhere). allreduce:
+  // `recv` receives it at every rank, bitwise the same everywhere (every algorithm fixes the
+  // order of combination). In place: `send` and `recv` the same span (at the root for reduce).
+  void reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                    Op op, int root, const CallOptions& options = {});
+  void allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                       Op op, const CallOptions& options = {});
+
   // Nonblocking: the same collectives, started now, completed by Request::wait()/test().
   Request ibcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
   Request iscatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv, int root,
@@ -83,6 +93,10 @@ class Communicator {
                           const CallOptions& options = {});
   Request iallgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                            const CallOptions& options = {});
+  Request ireduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                        Op op, int root, const CallOptions& options = {});
+  Request iallreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                           Datatype type, Op op, const CallOptions& options = {});
 
   // Persistent: arguments checked and schedule built once; Plan::start()/wait() many times.
   Plan plan_bcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
@@ -94,6 +108,10 @@ class Communicator {
                            const CallOptions& options = {});
   Plan plan_allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                             const CallOptions& options = {});
+  Plan plan_reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                         Op op, int root, const CallOptions& options = {});
+  Plan plan_allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                            Datatype type, Op op, const CallOptions& options = {});
 
   // Typed versions over any contiguous range of trivially copyable elements.
   template <ContiguousData R>
@@ -115,6 +133,38 @@ class Communicator {
   template <ContiguousData S, ContiguousData R>
   void allgather(const S& send, R&& recv, const CallOptions& options = {}) {
     allgather_bytes(readable(send), writable(recv), options);
+  }
+  // Typed reductions: the element type gives the Datatype (integers, float, double, bfloat16);
+  // send and recv hold the same element type.
+  template <ContiguousData S, ContiguousData R>
+  void reduce(const S& send, R&& recv, Op op, int root, const CallOptions& options = {}) {
+    reduce_bytes(readable(send), writable(recv), reduced_type<S, R>(), op, root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  void allreduce(const S& send, R&& recv, Op op, const CallOptions& options = {}) {
+    allreduce_bytes(readable(send), writable(recv), reduced_type<S, R>(), op, options);
+  }
+  template <ContiguousData R>
+  void allreduce(R&& data, Op op, const CallOptions& options = {}) {  // in place
+    const auto bytes = writable(data);
+    allreduce_bytes(bytes, bytes, reduced_type<R, R>(), op, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request ireduce(const S& send, R&& recv, Op op, int root, const CallOptions& options = {}) {
+    return ireduce_bytes(readable(send), writable(recv), reduced_type<S, R>(), op, root, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request iallreduce(const S& send, R&& recv, Op op, const CallOptions& options = {}) {
+    return iallreduce_bytes(readable(send), writable(recv), reduced_type<S, R>(), op, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Plan plan_reduce(const S& send, R&& recv, Op op, int root, const CallOptions& options = {}) {
+    return plan_reduce_bytes(readable(send), writable(recv), reduced_type<S, R>(), op, root,
+                             options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Plan plan_allreduce(const S& send, R&& recv, Op op, const CallOptions& options = {}) {
+    return plan_allreduce_bytes(readable(send), writable(recv), reduced_type<S, R>(), op, options);
   }
   template <ContiguousData R>
   Request ibcast(R&& data, int root, const CallOptions& options = {}) {
@@ -171,6 +221,13 @@ class Communicator {
   template <class R>
   static std::span<const std::byte> readable(const R& r) {
     return std::as_bytes(std::span(std::ranges::data(r), std::ranges::size(r)));
+  }
+  template <class S, class R>
+  static constexpr Datatype reduced_type() {
+    using T = std::remove_cv_t<std::ranges::range_value_t<S>>;
+    static_assert(std::is_same_v<T, std::remove_cv_t<std::ranges::range_value_t<R>>>,
+                  "lanes: a reduction's send and recv hold the same element type");
+    return datatype_of<T>();
   }
 
   std::shared_ptr<detail::CommImpl> impl_;

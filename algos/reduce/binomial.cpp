@@ -1,0 +1,76 @@
+// Binomial-tree reduce.
+//
+// Source: the binomial reduce of MPICH (R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of
+// Collective Communication Operations in MPICH", IJHPCA 19(1), 2005, section 4.3), also the
+// "binomial" base algorithm that K. Hasanov and A. Lastovetsky transform hierarchically
+// ("Hierarchical redesign of classic MPI reduction algorithms", J. Supercomputing 73, 2017).
+//
+// Phases: ranks are numbered relative to the root, v = (r - root) mod p. In round j
+// (0..ceil(log2 p) - 1) a rank with bit j of v set sends its partial result (its subtree
+// [v, v + 2^j)) to v - 2^j and is done; a rank whose bits below j are clear and that has a child
+// v + 2^j < p receives the child's partial into scratch and combines it on the right of its own,
+// so every partial is the combination of its subtree in rank order. A leaf sends straight from
+// its send buffer; the root's partial is its receive buffer, other ranks' partial is scratch.
+//
+// Cost: ceil(log2 p) (alpha + beta * m + gamma * m) for a vector of m bytes; the rounds whose
+// distance 2^j reaches n ranks cross nodes.
+//
+// Applies: any p and any layout; one-ported, each sender on the lanes it drives.
+#include <vector>
+
+#include "algos/common.hpp"
+#include "algos/cost_model.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args) {
+  check_args(layout, args, "binomial", true);
+  const int p = layout.size;
+  const int r = args.rank;
+  const std::size_t m = args.bytes;
+  Schedule s;
+  if (m == 0) return s;
+  const int v = (r - args.root + p) % p;
+  const auto real = [&](int x) { return (x + args.root) % p; };
+  s.rounds = ceil_log2(p);
+  s.ports = 1;
+  const bool root = v == 0;
+  const Region own{Buffer::send, 0, m};
+  const Region partial = root ? Region{Buffer::recv, 0, m} : Region{Buffer::scratch, 0, m};
+  const Region incoming{Buffer::scratch, root ? 0 : m, m};
+  bool holds_own_only = true;  // the partial is still just this rank's input
+  std::vector<OpId> last;
+  for (int j = 0; j < s.rounds; ++j) {
+    const int bit = 1 << j;
+    if ((v & bit) != 0) {
+      s.send(real(v - bit), layout.lanes_of[r], holds_own_only ? own : partial, last, j);
+      break;
+    }
+    if (v + bit >= p) continue;
+    const int child = real(v + bit);
+    if (holds_own_only) {
+      last = {s.copy(own, partial)};
+      holds_own_only = false;
+      s.scratch_bytes = root ? m : 2 * m;
+    }
+    const OpId in = s.recv(child, layout.lanes_of[child], incoming, last, j);
+    last.push_back(in);
+    last = {s.combine(incoming, partial, last)};
+  }
+  if (root && holds_own_only) s.copy(own, partial);  // p == 1
+  s.finalize();
+  return s;
+}
+
+double cost_reduce_binomial(const CostInput& in, const MachineParams& m) {
+  const long long p = in.p();
+  const auto bytes = static_cast<double>(in.bytes);
+  double t = 0;
+  for (long long d = 1; d < p; d *= 2) {
+    t += hop_time(bytes, d >= in.ppn && in.nodes > 1, in, m) + combine_time(bytes, m);
+  }
+  return t;
+}
+
+}  // namespace lanes::algos

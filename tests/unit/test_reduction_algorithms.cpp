@@ -1,0 +1,228 @@
+// Reduce and allreduce algorithms: correctness through the simulator's value check (every rank's
+// contribution exactly once) over many layouts, lane counts, roots and vector sizes, in-place
+// safety, and the rounds and volumes each algorithm's comment claims; and the simulator's
+// reduction checks themselves on hand-built schedules.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "algos/layout.hpp"
+#include "algos/registry.hpp"
+#include "algos/schedule.hpp"
+#include "algos/simulator.hpp"
+
+namespace lanes::algos {
+namespace {
+
+constexpr std::size_t kWord = 8;
+
+std::vector<const Algorithm*> reductions() {
+  std::vector<const Algorithm*> out;
+  for (Collective c : {Collective::reduce, Collective::allreduce}) {
+    for (const Algorithm* a : algorithms_for(c)) out.push_back(a);
+  }
+  return out;
+}
+
+// Node sizes 1..5 mixed, cut to p ranks.
+Layout mixed(int p, int lanes) {
+  static const int kSizes[] = {2, 5, 1, 3, 4, 1, 2};
+  std::vector<int> sizes;
+  for (int i = 0, placed = 0; placed < p; ++i) {
+    sizes.push_back(std::min(kSizes[i % 7], p - placed));
+    placed += sizes.back();
+  }
+  return Layout::from_node_sizes(sizes, lanes);
+}
+
+std::string what(const Algorithm& a, const Layout& layout, int root, std::size_t words) {
+  return std::string(to_string(a.coll)) + " " + std::string(a.name) + " on " + layout.describe() +
+         ", root " + std::to_string(root) + ", " + std::to_string(words) + " words";
+}
+
+class EveryReduction : public ::testing::TestWithParam<const Algorithm*> {};
+
+// Vectors shorter than p (empty parts), not divisible by p, and long; every root for reduce.
+TEST_P(EveryReduction, CombinesEveryContributionOnceUpTo64Ranks) {
+  const Algorithm& a = *GetParam();
+  for (int p = 1; p <= 64; p += p < 12 ? 1 : 7) {
+    std::vector<Layout> layouts = {Layout::blocks(p, 1, 1), Layout::blocks(p, 4, 2),
+                                   Layout::blocks(p, p, 1), mixed(p, 3)};
+    for (const Layout& layout : layouts) {
+      const int roots = a.coll == Collective::reduce ? std::min(p, 9) : 1;
+      for (int i = 0; i < roots; ++i) {
+        const int root = a.coll == Collective::reduce ? (i * 7) % p : 0;
+        for (std::size_t words : {std::size_t{1}, static_cast<std::size_t>(p) + 3,
+                                  static_cast<std::size_t>(3 * p) + 5}) {
+          const SimResult res = simulate(a, layout, root, words * kWord);
+          ASSERT_TRUE(res.ok) << what(a, layout, root, words) << ": " << res.error;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(EveryReduction, SampledTo1024Ranks) {
+  const Algorithm& a = *GetParam();
+  for (const Layout& layout :
+       {Layout::blocks(100, 10, 2), mixed(257, 2), Layout::blocks(1024, 16, 4)}) {
+    const int p = layout.size;
+    for (int root : {0, p - 1}) {
+      if (a.coll != Collective::reduce && root != 0) continue;
+      const SimResult res = simulate(a, layout, root, 5 * kWord);
+      ASSERT_TRUE(res.ok) << what(a, layout, root, 5) << ": " << res.error;
+    }
+  }
+}
+
+TEST_P(EveryReduction, EmptyVectorMovesNothing) {
+  const Algorithm& a = *GetParam();
+  const SimResult res = simulate(a, Layout::blocks(6, 2, 2), 0, 0);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.messages, 0u);
+}
+
+std::string name_of(const ::testing::TestParamInfo<const Algorithm*>& p) {
+  std::string name = std::string(to_string(p.param->coll)) + "_" + std::string(p.param->name);
+  for (char& ch : name) {
+    if (ch == '-') ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryReduction, ::testing::ValuesIn(reductions()), name_of);
+
+const Algorithm& algo(Collective c, const char* name) {
+  const Algorithm* a = find_algorithm(c, name);
+  EXPECT_NE(a, nullptr) << name;
+  return *a;
+}
+
+TEST(AllreduceRing, MovesTwiceTheVectorMinusOnePart) {
+  // Every rank sends 2 (p - 1) parts of m / p: 2 (p - 1) m over all ranks.
+  for (int p : {2, 3, 5, 8}) {
+    const std::size_t m = static_cast<std::size_t>(p) * 4 * kWord;
+    const SimResult res =
+        simulate(algo(Collective::allreduce, "ring"), Layout::blocks(p, 1, 1), 0, m);
+    ASSERT_TRUE(res.ok) << res.error;
+    EXPECT_EQ(res.bytes_moved, 2 * static_cast<std::size_t>(p - 1) * m) << p;
+    EXPECT_EQ(res.max_rounds, 2 * (p - 1));
+  }
+}
+
+TEST(AllreduceRecursiveDoubling, RoundsAreLog2PlusFold) {
+  const Algorithm& a = algo(Collective::allreduce, "recursive-doubling");
+  for (auto [p, rounds] : {std::pair{2, 1}, {4, 2}, {8, 3}, {5, 4}, {6, 4}, {7, 4}, {16, 4}}) {
+    const SimResult res = simulate(a, Layout::blocks(p, 2, 1), 0, 3 * kWord);
+    ASSERT_TRUE(res.ok) << res.error;
+    EXPECT_EQ(res.max_rounds, rounds) << p;
+  }
+}
+
+TEST(ReduceBinomial, RoundsAreCeilLog2AndOneMessagePerNonRoot) {
+  const Algorithm& a = algo(Collective::reduce, "binomial");
+  for (int p : {2, 3, 7, 8, 13}) {
+    const SimResult res = simulate(a, Layout::blocks(p, 3, 1), p / 2, 2 * kWord);
+    ASSERT_TRUE(res.ok) << res.error;
+    EXPECT_EQ(res.messages, static_cast<std::size_t>(p - 1));
+    int log = 0;
+    while ((1 << log) < p) ++log;
+    EXPECT_EQ(res.max_rounds, log);
+  }
+}
+
+TEST(AllreduceRing, CutsOnlyAtElementBoundaries) {
+  // 4-byte elements: no part boundary inside an element.
+  const Layout layout = Layout::blocks(3, 1, 1);
+  const Schedule s = build_allreduce_ring(layout, {Collective::allreduce, 0, 0, 40, 4});
+  for (const Op& op : s.ops) {
+    const Region& r = op.kind == OpKind::send ? op.src : op.dst;
+    EXPECT_EQ(r.offset % 4, 0u);
+    EXPECT_EQ(r.bytes % 4, 0u);
+  }
+}
+
+// Two ranks on two nodes: rank 0's schedule, and rank 1's as given.
+SimResult two_ranks(const Schedule& zero, const Schedule& one) {
+  const Layout layout = Layout::blocks(2, 1, 1);
+  return simulate_schedules(Collective::allreduce, layout, 0, 2 * kWord, {zero, one});
+}
+
+// The exchange of a correct two-rank allreduce: own vector to recv, the peer's into scratch,
+// combined. `combines` copies of the combine (0: a missing contribution, 2: a doubled one).
+Schedule exchange(int peer, int combines) {
+  Schedule s;
+  const Region result{Buffer::recv, 0, 2 * kWord};
+  const Region incoming{Buffer::scratch, 0, 2 * kWord};
+  s.scratch_bytes = 2 * kWord;
+  const OpId own = s.copy({Buffer::send, 0, 2 * kWord}, result);
+  const OpId out = s.send(peer, LaneSet::one(0), {Buffer::send, 0, 2 * kWord});
+  const OpId in = s.recv(peer, LaneSet::one(0), incoming);
+  OpId last = own;
+  for (int i = 0; i < combines; ++i) last = s.combine(incoming, result, {last, in, out});
+  s.finalize();
+  return s;
+}
+
+TEST(SimulatorReductions, AcceptsACorrectExchange) {
+  const SimResult res = two_ranks(exchange(1, 1), exchange(0, 1));
+  EXPECT_TRUE(res.ok) << res.error;
+}
+
+TEST(SimulatorReductions, CatchesAMissingContribution) {
+  const SimResult res = two_ranks(exchange(1, 1), exchange(0, 0));
+  ASSERT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("rank 1: recv word at byte 0 is not the combination"), std::string::npos)
+      << res.error;
+}
+
+TEST(SimulatorReductions, CatchesADoubleContribution) {
+  const SimResult res = two_ranks(exchange(1, 2), exchange(0, 1));
+  ASSERT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("rank 0: recv word"), std::string::npos) << res.error;
+}
+
+TEST(SimulatorReductions, RejectsCombinesOffElementBoundaries) {
+  Schedule bad = exchange(0, 1);
+  bad.ops.back().src.offset = 4;
+  bad.ops.back().src.bytes = 8;
+  bad.ops.back().dst.bytes = 8;
+  const SimResult res = two_ranks(exchange(1, 1), bad);
+  ASSERT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("element boundaries"), std::string::npos) << res.error;
+}
+
+TEST(SimulatorReductions, RejectsCombinesOutsideReductions) {
+  Schedule s;
+  s.combine({Buffer::recv, 0, 8}, {Buffer::recv, 8, 8});
+  s.finalize();
+  const SimResult res = simulate_schedules(Collective::bcast, Layout::blocks(1, 1, 1), 0, 16, {s});
+  ASSERT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("a combine in a bcast"), std::string::npos) << res.error;
+}
+
+TEST(SimulatorReductions, InPlaceRacesAreCaught) {
+  // Receiving the result into recv while the input still leaves from send: fine with separate
+  // buffers, a race in place.
+  Schedule folded;
+  folded.send(0, LaneSet::one(0), {Buffer::send, 0, 2 * kWord});
+  folded.recv(0, LaneSet::one(0), {Buffer::recv, 0, 2 * kWord});
+  folded.finalize();
+  Schedule keeper;
+  const Region result{Buffer::recv, 0, 2 * kWord};
+  const Region incoming{Buffer::scratch, 0, 2 * kWord};
+  keeper.scratch_bytes = 2 * kWord;
+  const OpId own = keeper.copy({Buffer::send, 0, 2 * kWord}, result);
+  const OpId in = keeper.recv(1, LaneSet::one(0), incoming);
+  const OpId sum = keeper.combine(incoming, result, {own, in});
+  keeper.send(1, LaneSet::one(0), result, {sum});
+  keeper.finalize();
+  const SimResult res = two_ranks(keeper, folded);
+  ASSERT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("races"), std::string::npos) << res.error;
+}
+
+}  // namespace
+}  // namespace lanes::algos
