@@ -69,7 +69,9 @@ const std::vector<ConfigVar>& config_table() {
        "Allreduce algorithm: recursive-doubling, ring. auto: the cost model's choice."},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
-       "scatter, gather, alltoall, allgather; all; or none. The others go to the MPI library."},
+       "scatter, gather, alltoall, allgather, reduce, allreduce; all; or none. The others go to "
+       "the MPI library (so do reductions of derived datatypes, MPI_MAXLOC and MPI_MINLOC, and "
+       "user-defined operations)."},
       {"LANES_MPI_STATS", "0",
        "liblanes_mpi: 1 makes rank 0 print at MPI_Finalize one line 'lanes-mpi: bcast=N ... "
        "fallback=N' to stderr: calls served by lanes and forwarded to MPI, summed over ranks."},

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,72 @@ int intercept(Coll coll, MPI_Comm comm, const char* function, Serve serve, Forwa
   } catch (...) {
     return lanes::mpi_interpose::raise_error(comm, function);
   }
+}
+
+// The lanes element type of a predefined MPI datatype lanes reduces; nullopt for the others
+// (derived types, pairs, characters, long double): those reductions go to the MPI library.
+std::optional<lanes::Datatype> reduced_type(MPI_Datatype t) {
+  using lanes::Datatype;
+  const auto by_size = [](std::size_t bytes, bool is_signed) -> std::optional<Datatype> {
+    switch (bytes) {
+      case 1:
+        return is_signed ? Datatype::int8 : Datatype::uint8;
+      case 2:
+        return is_signed ? Datatype::int16 : Datatype::uint16;
+      case 4:
+        return is_signed ? Datatype::int32 : Datatype::uint32;
+      case 8:
+        return is_signed ? Datatype::int64 : Datatype::uint64;
+      default:
+        return std::nullopt;
+    }
+  };
+  if (t == MPI_FLOAT) return Datatype::float32;
+  if (t == MPI_DOUBLE) return Datatype::float64;
+  if (t == MPI_SIGNED_CHAR || t == MPI_INT8_T) return Datatype::int8;
+  if (t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T) return Datatype::uint8;
+  if (t == MPI_SHORT || t == MPI_INT16_T) return by_size(sizeof(short), true);
+  if (t == MPI_UNSIGNED_SHORT || t == MPI_UINT16_T) return by_size(sizeof(short), false);
+  if (t == MPI_INT || t == MPI_INT32_T) return by_size(sizeof(int), true);
+  if (t == MPI_UNSIGNED || t == MPI_UINT32_T) return by_size(sizeof(unsigned), false);
+  if (t == MPI_LONG) return by_size(sizeof(long), true);
+  if (t == MPI_UNSIGNED_LONG) return by_size(sizeof(unsigned long), false);
+  if (t == MPI_LONG_LONG || t == MPI_INT64_T) return by_size(sizeof(long long), true);
+  if (t == MPI_UNSIGNED_LONG_LONG || t == MPI_UINT64_T) return by_size(8, false);
+  return std::nullopt;
+}
+
+std::optional<lanes::Op> reduced_op(MPI_Op op) {
+  using lanes::Op;
+  if (op == MPI_SUM) return Op::sum;
+  if (op == MPI_PROD) return Op::prod;
+  if (op == MPI_MIN) return Op::min;
+  if (op == MPI_MAX) return Op::max;
+  if (op == MPI_BAND) return Op::band;
+  if (op == MPI_BOR) return Op::bor;
+  if (op == MPI_BXOR) return Op::bxor;
+  if (op == MPI_LAND) return Op::land;
+  if (op == MPI_LOR) return Op::lor;
+  if (op == MPI_LXOR) return Op::lxor;
+  return std::nullopt;
+}
+
+// A reduction lanes serves: a predefined type and operation that apply to each other, a
+// non-negative count. The same answer on every rank (MPI requires the same type, count and op).
+struct Reduction {
+  lanes::Datatype type;
+  lanes::Op op;
+  std::size_t bytes;
+};
+std::optional<Reduction> reduction_of(int count, MPI_Datatype type, MPI_Op op) {
+  const auto t = reduced_type(type);
+  const auto o = reduced_op(op);
+  if (count < 0 || !t || !o) return std::nullopt;
+  const bool floating = *t == lanes::Datatype::float32 || *t == lanes::Datatype::float64;
+  if (floating && (*o == lanes::Op::band || *o == lanes::Op::bor || *o == lanes::Op::bxor)) {
+    return std::nullopt;  // erroneous in MPI: let the MPI library report it
+  }
+  return Reduction{*t, *o, static_cast<std::size_t>(count) * lanes::size_of(*t)};
 }
 
 // A private copy of bytes that may alias the receive buffer (MPI_IN_PLACE).
@@ -186,6 +253,50 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
       [&] {
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
       });
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm) {
+  const auto red = reduction_of(count, datatype, op);
+  const auto forward = [&] {
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  };
+  if (!red) {
+    lanes::mpi_interpose::count_fallback();
+    return forward();
+  }
+  return intercept(
+      Coll::reduce, comm, "MPI_Reduce",
+      [&](lanes::Communicator& lc) {
+        auto* out = static_cast<std::byte*>(recvbuf);
+        const std::span<std::byte> result(out, lc.rank() == root ? red->bytes : 0);
+        // MPI_IN_PLACE at the root: its input is in recvbuf (lanes reduces in place).
+        const std::span<const std::byte> in =
+            sendbuf == MPI_IN_PLACE ? std::span<const std::byte>(result)
+                                    : std::span(static_cast<const std::byte*>(sendbuf), red->bytes);
+        lc.reduce_bytes(in, result, red->type, red->op, root);
+      },
+      forward);
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm) {
+  const auto red = reduction_of(count, datatype, op);
+  const auto forward = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
+  if (!red) {
+    lanes::mpi_interpose::count_fallback();
+    return forward();
+  }
+  return intercept(
+      Coll::allreduce, comm, "MPI_Allreduce",
+      [&](lanes::Communicator& lc) {
+        const std::span<std::byte> result(static_cast<std::byte*>(recvbuf), red->bytes);
+        const std::span<const std::byte> in =
+            sendbuf == MPI_IN_PLACE ? std::span<const std::byte>(result)
+                                    : std::span(static_cast<const std::byte*>(sendbuf), red->bytes);
+        lc.allreduce_bytes(in, result, red->type, red->op);
+      },
+      forward);
 }
 
 }  // extern "C"

@@ -27,8 +27,10 @@ Settings read_settings() {
         if (name == kCollNames[i]) s.enabled[i] = known = true;
       }
       if (!known) {
+        std::string names;
+        for (const char* n : kCollNames) names += std::string(names.empty() ? "" : ", ") + n;
         s.error = "LANES_MPI_COLLS='" + list + "': unknown collective '" + name +
-                  "' (expected all, none or a list of bcast, scatter, alltoall, allgather, gather)";
+                  "' (expected all, none or a list of " + names + ")";
         s.enabled.fill(false);
         return s;
       }

@@ -6,9 +6,9 @@
 
 namespace lanes::mpi_interpose {
 
-enum class Coll { bcast, scatter, alltoall, allgather, gather };
-inline constexpr std::array<const char*, 5> kCollNames = {"bcast", "scatter", "alltoall",
-                                                          "allgather", "gather"};
+enum class Coll { bcast, scatter, alltoall, allgather, gather, reduce, allreduce };
+inline constexpr std::array<const char*, 7> kCollNames = {
+    "bcast", "scatter", "alltoall", "allgather", "gather", "reduce", "allreduce"};
 
 struct Settings {
   std::array<bool, kCollNames.size()> enabled{};

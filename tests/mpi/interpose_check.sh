@@ -39,7 +39,7 @@ fi
 expect=$(echo "$with" | grep '^expect:') stats=$(echo "$with" | grep '^lanes-mpi:')
 [ -n "$stats" ] || { echo "$with"; echo "FAIL: no lanes-mpi statistics line"; exit 1; }
 fallback=$(field "$expect" inter)
-for c in bcast scatter alltoall allgather gather; do
+for c in bcast scatter alltoall allgather gather reduce allreduce; do
   want=$(field "$expect" "$c") got=$(field "$stats" "$c")
   if [ "$colls" = all ] || [[ ",$colls," == *",$c,"* ]]; then
     [ "$got" = "$want" ] || { echo "FAIL: lanes served $got $c calls, expected $want"; exit 1; }
@@ -48,7 +48,8 @@ for c in bcast scatter alltoall allgather gather; do
     fallback=$((fallback + want))
   fi
 done
-# The inter-communicator MPI_Bcast calls, and the collectives not enabled, went to MPI.
+# The inter-communicator calls, the MPI_MAXLOC reductions, and the collectives not enabled went
+# to MPI.
 [ "$(field "$stats" fallback)" = "$fallback" ] ||
   { echo "FAIL: fallback=$(field "$stats" fallback), expected $fallback"; exit 1; }
 echo "interpose_check.sh: np $np node $node_size ($mode): results identical, statistics as expected"
