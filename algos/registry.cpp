@@ -101,6 +101,9 @@ const std::vector<Algorithm>& all_algorithms() {
       {"ring", Collective::allreduce, build_allreduce_ring, nullptr,
        "ring reduce-scatter then ring allgather of p parts; 2(p-1) steps, bandwidth-optimal",
        cost_allreduce_ring},
+      {"full-lane", Collective::allreduce, build_allreduce_full_lane, regular_layout,
+       "node reduce-scatter, n concurrent allreduces of m/n between nodes, node allgather",
+       cost_allreduce_full_lane},
       // (end of allreduce)
   };
   return algorithms;

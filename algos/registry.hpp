@@ -77,6 +77,7 @@ Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args);
 // allreduce
 Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs& args);
 Schedule build_allreduce_ring(const Layout& layout, const CollArgs& args);
+Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args);
 // (end of allreduce)
 
 // Cost formulas (cost_model.hpp), defined beside their algorithms.
@@ -110,6 +111,7 @@ double cost_allgather_node_aware(const CostInput& in, const MachineParams& m);
 double cost_reduce_binomial(const CostInput& in, const MachineParams& m);
 double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParams& m);
 double cost_allreduce_ring(const CostInput& in, const MachineParams& m);
+double cost_allreduce_full_lane(const CostInput& in, const MachineParams& m);
 // (end of costs)
 
 }  // namespace lanes::algos

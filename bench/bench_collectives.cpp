@@ -189,6 +189,37 @@ class Allgather final : public Base {
   std::vector<int> send_, recv_;
 };
 
+// MPI_INT sums; the expected sum of every rank's value, wrapping as int arithmetic in MPI does.
+class Allreduce final : public Base {
+ public:
+  using Base::Base;
+  void fill(int salt) override {
+    send_.resize(c_);
+    recv_.assign(c_, 0);
+    write_block(send_.data(), c_, salt, me_, -1, false);
+  }
+  void run_native() override {
+    MPI_Allreduce(send_.data(), recv_.data(), as_int(c_), MPI_INT, MPI_SUM, comm_);
+  }
+  void run_lanes(const lanes::CallOptions& o) override {
+    world_.allreduce(send_, recv_, lanes::Op::sum, o);
+  }
+  std::string verify(int salt) const override {
+    for (std::size_t i = 0; i < c_; ++i) {
+      std::uint32_t want = 0;
+      for (int r = 0; r < p_; ++r) want += static_cast<std::uint32_t>(value(salt, r, -1, i));
+      if (static_cast<std::uint32_t>(recv_[i]) != want) {
+        return "allreduce element " + std::to_string(i) + ": got " + std::to_string(recv_[i]) +
+               ", expected " + std::to_string(static_cast<int>(want));
+      }
+    }
+    return {};
+  }
+
+ private:
+  std::vector<int> send_, recv_;
+};
+
 }  // namespace
 
 std::size_t buffer_bytes(const std::string& collective, std::size_t count, int rank, int size,
@@ -201,6 +232,8 @@ std::size_t buffer_bytes(const std::string& collective, std::size_t count, int r
     elements = count + (rank == root ? all : 0);
   else if (collective == "alltoall")
     elements = 2 * all;
+  else if (collective == "allreduce")
+    elements = 2 * count;
   else
     elements = count + all;
   return elements * sizeof(int);
@@ -213,6 +246,7 @@ std::unique_ptr<CollectiveBench> make_bench(const std::string& collective, std::
   if (collective == "gather") return std::make_unique<Gather>(count, root, world, comm);
   if (collective == "alltoall") return std::make_unique<Alltoall>(count, root, world, comm);
   if (collective == "allgather") return std::make_unique<Allgather>(count, root, world, comm);
+  if (collective == "allreduce") return std::make_unique<Allreduce>(count, root, world, comm);
   throw std::invalid_argument("unknown collective " + collective);
 }
 

@@ -40,7 +40,8 @@ long long to_integer(const std::string& option, const std::string& text, long lo
 
 const char* usage() {
   return "usage: mpirun -np P lanes-bench [options]\n"
-         "  --collective LIST  bcast,scatter,alltoall,allgather (default; gather also exists)\n"
+         "  --collective LIST  bcast,scatter,alltoall,allgather (default; gather and allreduce\n"
+         "                     also exist)\n"
          "  --counts LIST      MPI_INT elements per process (default 1,10,...,1000000)\n"
          "  --impl LIST        native,lanes (default both)\n"
          "  --algorithms LIST  lanes algorithms by name, auto = the runtime's choice\n"
@@ -81,7 +82,8 @@ Options parse_options(int argc, char** argv) {
     if (arg == "--collective" || arg == "--collectives") {
       o.collectives = split_list(arg, value);
       for (const auto& c : o.collectives) {
-        if (c != "bcast" && c != "scatter" && c != "alltoall" && c != "allgather" && c != "gather")
+        if (c != "bcast" && c != "scatter" && c != "alltoall" && c != "allgather" &&
+            c != "gather" && c != "allreduce")
           throw std::invalid_argument("--collective: unknown collective '" + c + "'");
       }
     } else if (arg == "--counts") {

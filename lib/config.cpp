@@ -66,7 +66,7 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_REDUCE_ALGORITHM", "auto",
        "Reduce algorithm: binomial. auto: the cost model's choice."},
       {"LANES_ALLREDUCE_ALGORITHM", "auto",
-       "Allreduce algorithm: recursive-doubling, ring. auto: the cost model's choice."},
+       "Allreduce algorithm: recursive-doubling, ring, full-lane. auto: the cost model's choice."},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
        "scatter, gather, alltoall, allgather, reduce, allreduce; all; or none. The others go to "

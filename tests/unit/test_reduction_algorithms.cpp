@@ -51,6 +51,7 @@ TEST_P(EveryReduction, CombinesEveryContributionOnceUpTo64Ranks) {
     std::vector<Layout> layouts = {Layout::blocks(p, 1, 1), Layout::blocks(p, 4, 2),
                                    Layout::blocks(p, p, 1), mixed(p, 3)};
     for (const Layout& layout : layouts) {
+      if (a.applicable != nullptr && !a.applicable(layout)) continue;
       const int roots = a.coll == Collective::reduce ? std::min(p, 9) : 1;
       for (int i = 0; i < roots; ++i) {
         const int root = a.coll == Collective::reduce ? (i * 7) % p : 0;
@@ -68,6 +69,7 @@ TEST_P(EveryReduction, SampledTo1024Ranks) {
   const Algorithm& a = *GetParam();
   for (const Layout& layout :
        {Layout::blocks(100, 10, 2), mixed(257, 2), Layout::blocks(1024, 16, 4)}) {
+    if (a.applicable != nullptr && !a.applicable(layout)) continue;
     const int p = layout.size;
     for (int root : {0, p - 1}) {
       if (a.coll != Collective::reduce && root != 0) continue;
@@ -98,6 +100,33 @@ const Algorithm& algo(Collective c, const char* name) {
   const Algorithm* a = find_algorithm(c, name);
   EXPECT_NE(a, nullptr) << name;
   return *a;
+}
+
+// Every regular layout of up to 9 nodes of up to 5 ranks, 1 to 3 lanes; vectors shorter than a
+// node, not divisible by it, and long.
+TEST(AllreduceFullLane, CorrectOnRegularLayouts) {
+  const Algorithm& a = algo(Collective::allreduce, "full-lane");
+  for (int nodes = 1; nodes <= 9; ++nodes) {
+    for (int n = 1; n <= 5; ++n) {
+      for (int lanes = 1; lanes <= 3; ++lanes) {
+        const Layout layout = Layout::blocks(nodes * n, n, lanes);
+        for (std::size_t words :
+             {std::size_t{1}, static_cast<std::size_t>(n) + 2, std::size_t{97}}) {
+          const SimResult res = simulate(a, layout, 0, words * kWord);
+          ASSERT_TRUE(res.ok) << what(a, layout, 0, words) << ": " << res.error;
+        }
+      }
+    }
+  }
+}
+
+TEST(AllreduceFullLane, MovesOneNthPerRankBetweenNodes) {
+  // 4 nodes of 4: each rank sends its part (m / 4) to its partner in each of log2 4 = 2 rounds.
+  const std::size_t m = 64 * kWord;
+  const Layout layout = Layout::blocks(16, 4, 2);
+  const SimResult res = simulate(algo(Collective::allreduce, "full-lane"), layout, 0, m);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.offnode_bytes, 16 * 2 * (m / 4));
 }
 
 TEST(AllreduceRing, MovesTwiceTheVectorMinusOnePart) {

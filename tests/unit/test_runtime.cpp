@@ -129,7 +129,7 @@ void check_reductions(lanes::Communicator& comm, std::size_t n) {
   using lanes::Op;
   const int me = comm.rank();
   const int p = comm.size();
-  for (const char* algo : {"recursive-doubling", "ring"}) {
+  for (const char* algo : {"recursive-doubling", "ring", "full-lane"}) {
     const lanes::CallOptions o{.algorithm = algo};
     std::vector<std::int32_t> ints(n), sum(n);
     for (std::size_t i = 0; i < n; ++i) ints[i] = static_cast<std::int32_t>(me * 7 + i) - 50;

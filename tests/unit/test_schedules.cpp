@@ -168,7 +168,7 @@ TEST(Registry, HoldsTheCatalogue) {
       {Collective::alltoall, {"pairwise", "kported", "bruck", "full-lane", "k-lane", "windowed"}},
       {Collective::allgather, {"linear", "ring", "recursive-doubling", "bruck", "node-aware"}},
       {Collective::reduce, {"binomial"}},
-      {Collective::allreduce, {"recursive-doubling", "ring"}},
+      {Collective::allreduce, {"recursive-doubling", "ring", "full-lane"}},
   };
   std::size_t total = 0;
   for (const auto& [coll, names] : catalogue) {
