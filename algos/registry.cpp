@@ -105,6 +105,11 @@ const std::vector<Algorithm>& all_algorithms() {
        "node reduce-scatter, n concurrent allreduces of m/n between nodes, node allgather",
        cost_allreduce_full_lane},
       // (end of allreduce)
+      // barrier
+      {"dissemination", Collective::barrier, build_barrier_dissemination, nullptr,
+       "ceil(log2 p) rounds, rank r signals r + 2^j and waits for r - 2^j",
+       cost_barrier_dissemination},
+      // (end of barrier)
   };
   return algorithms;
 }

@@ -79,6 +79,9 @@ Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs
 Schedule build_allreduce_ring(const Layout& layout, const CollArgs& args);
 Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args);
 // (end of allreduce)
+// barrier
+Schedule build_barrier_dissemination(const Layout& layout, const CollArgs& args);
+// (end of barrier)
 
 // Cost formulas (cost_model.hpp), defined beside their algorithms.
 double cost_bcast_binomial(const CostInput& in, const MachineParams& m);
@@ -112,6 +115,7 @@ double cost_reduce_binomial(const CostInput& in, const MachineParams& m);
 double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParams& m);
 double cost_allreduce_ring(const CostInput& in, const MachineParams& m);
 double cost_allreduce_full_lane(const CostInput& in, const MachineParams& m);
+double cost_barrier_dissemination(const CostInput& in, const MachineParams& m);
 // (end of costs)
 
 }  // namespace lanes::algos

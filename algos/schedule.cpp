@@ -22,6 +22,8 @@ const char* to_string(Collective c) {
       return "reduce";
     case Collective::allreduce:
       return "allreduce";
+    case Collective::barrier:
+      return "barrier";
   }
   return "unknown";
 }

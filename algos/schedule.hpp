@@ -23,11 +23,12 @@ enum class Collective : std::uint8_t {
   allgather,
   gather,
   reduce,
-  allreduce
+  allreduce,
+  barrier
 };
 inline constexpr Collective kCollectives[] = {
-    Collective::bcast,     Collective::scatter, Collective::gather,   Collective::alltoall,
-    Collective::allgather, Collective::reduce,  Collective::allreduce};
+    Collective::bcast,     Collective::scatter, Collective::gather,    Collective::alltoall,
+    Collective::allgather, Collective::reduce,  Collective::allreduce, Collective::barrier};
 // Reductions combine element by element: their schedules cut vectors only at element boundaries.
 constexpr bool is_reduction(Collective c) {
   return c == Collective::reduce || c == Collective::allreduce;
@@ -38,6 +39,7 @@ const char* to_string(Collective c);
 // input too); scatter: the root's `send` holds size blocks, `recv` one block; alltoall: `send`
 // and `recv` hold size blocks each. reduce: every rank's `send` holds the vector, the root's
 // `recv` receives the combination; allreduce: `send` and `recv` hold the vector at every rank.
+// barrier: no buffers (its tokens live in scratch).
 enum class Buffer : std::uint8_t { send, recv, scratch };
 const char* to_string(Buffer b);
 

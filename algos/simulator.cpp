@@ -72,6 +72,8 @@ Sizes buffer_sizes(Collective coll, int p, int rank, int root, std::size_t bytes
       return {bytes, rank == root ? bytes : 0};
     case Collective::allreduce:
       return {bytes, bytes};
+    case Collective::barrier:
+      return {0, 0};
   }
   return {};
 }
@@ -96,7 +98,8 @@ Origin origin_of(Collective coll, int rank, int root, std::size_t bytes, std::si
       return {static_cast<int>(offset / bytes), offset % bytes};
     case Collective::reduce:
     case Collective::allreduce:
-      break;  // every rank's byte `offset`, combined (fill_expected)
+    case Collective::barrier:
+      break;  // reductions: every rank's byte `offset`, combined (fill_expected)
   }
   return {};
 }
@@ -684,6 +687,7 @@ class Simulation {
           combine_words(n.rank, op.src, op.dst);
         }
         complete(g);
+        order_.push_back(g);
         continue;
       }
       n.state = kStarted;
@@ -697,6 +701,8 @@ class Simulation {
       }
       complete(g);
       complete(n.partner);
+      order_.push_back(n.kind == OpKind::send ? g : n.partner);  // the send before its recv
+      order_.push_back(n.kind == OpKind::send ? n.partner : g);
     }
     if (done == total) return true;
 
@@ -728,7 +734,45 @@ class Simulation {
                 std::to_string(total) + " ops cannot complete; stuck ranks " + ranks + ")");
   }
 
+  // A barrier: every rank's ops, taken together, must have heard (through messages and deps)
+  // from every rank, so that no rank leaves before all arrived.
+  bool check_heard_from_all() {
+    const std::size_t words = (static_cast<std::size_t>(p_) + 63) / 64;
+    std::vector<std::uint64_t> heard(base_[p_] * words, 0);
+    const auto row = [&](std::size_t g) { return heard.data() + g * words; };
+    for (const std::uint32_t g : order_) {
+      int r = 0;
+      while (base_[r + 1] <= g) ++r;
+      const Op& op = scheds_[r].ops[g - base_[r]];
+      std::uint64_t* mine = row(g);
+      mine[r / 64] |= std::uint64_t{1} << (r % 64);
+      for (OpId d : op.deps) {
+        const std::uint64_t* from = row(base_[r] + d);
+        for (std::size_t w = 0; w < words; ++w) mine[w] |= from[w];
+      }
+      if (op.kind == OpKind::recv) {
+        const std::uint64_t* from = row(partner_[g]);
+        for (std::size_t w = 0; w < words; ++w) mine[w] |= from[w];
+      }
+    }
+    for (int r = 0; r < p_; ++r) {
+      std::vector<std::uint64_t> all(words, 0);
+      all[r / 64] |= std::uint64_t{1} << (r % 64);
+      for (std::size_t g = base_[r]; g < base_[r + 1]; ++g) {
+        for (std::size_t w = 0; w < words; ++w) all[w] |= row(g)[w];
+      }
+      for (int x = 0; x < p_; ++x) {
+        if ((all[x / 64] >> (x % 64) & 1) == 0) {
+          return fail("barrier: rank " + std::to_string(r) + " can leave before rank " +
+                      std::to_string(x) + " arrived (no chain of messages from it)");
+        }
+      }
+    }
+    return true;
+  }
+
   bool check_output() {
+    if (coll_ == Collective::barrier) return check_heard_from_all();
     Bytes want;
     for (int r = 0; r < p_; ++r) {
       const Bytes& got = recv_[r];
@@ -772,7 +816,8 @@ class Simulation {
   std::vector<std::size_t> base_;       // rank -> index of its first op in the global numbering
   std::vector<std::uint32_t> partner_;  // global op -> its matching send/recv
   std::vector<Bytes> send_, recv_, scratch_;
-  mutable Bytes reduced_;  // reductions: the expected result, computed once
+  mutable Bytes reduced_;             // reductions: the expected result, computed once
+  std::vector<std::uint32_t> order_;  // global ops in completion order, sends before their recvs
 };
 
 }  // namespace

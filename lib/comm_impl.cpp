@@ -168,6 +168,9 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
       case Collective::allreduce:
         name = cfg.allreduce_algorithm, source = "LANES_ALLREDUCE_ALGORITHM";
         break;
+      case Collective::barrier:
+        name = "auto";
+        break;
     }
   }
   const char* fallback = coll == Collective::bcast       ? "binomial"
@@ -176,6 +179,7 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
                          : coll == Collective::alltoall  ? "pairwise"
                          : coll == Collective::reduce    ? "binomial"
                          : coll == Collective::allreduce ? "recursive-doubling"
+                         : coll == Collective::barrier   ? "dissemination"
                                                          : "linear";
   if (name == "auto") {
     if (auto ruled = runtime_->rules().match(coll, bytes, layout.size)) {
@@ -289,12 +293,14 @@ std::string describe_call(const Signature& s) {
   const bool vector = coll == Collective::bcast || algos::is_reduction(coll);
   std::string text = std::string(algos::to_string(coll)) + "(";
   if (rooted) text += "root " + std::to_string(s.root) + ", ";
-  text += std::to_string(s.bytes) + (vector ? " bytes" : " bytes per block");
-  if (algos::is_reduction(coll)) {
-    text += std::string(", ") + to_string(static_cast<Op>(s.op)) + " of " +
-            to_string(static_cast<Datatype>(s.type));
+  if (coll != Collective::barrier) {
+    text += std::to_string(s.bytes) + (vector ? " bytes" : " bytes per block") + ", ";
   }
-  return text + ", algorithm " + s.algorithm + ")";
+  if (algos::is_reduction(coll)) {
+    text += std::string(to_string(static_cast<Op>(s.op))) + " of " +
+            to_string(static_cast<Datatype>(s.type)) + ", ";
+  }
+  return text + "algorithm " + s.algorithm + ")";
 }
 
 }  // namespace
@@ -427,6 +433,9 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
         uses_recv = call.coll == Collective::allreduce || at_root;
         err = reduction_error(call, uses_recv);
         break;
+      case Collective::barrier:
+        uses_send = uses_recv = false;
+        break;
     }
   }
   if (err.empty() && uses_send && send.data() == nullptr && !send.empty()) {
@@ -456,7 +465,9 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
     prepared.error = err;  // every rank learns of it at start()
     return prepared;
   }
-  const bool nothing = block == 0 || (call.coll == Collective::bcast && size() == 1);
+  const bool barrier = call.coll == Collective::barrier;
+  const bool nothing =
+      (block == 0 && !barrier) || ((call.coll == Collective::bcast || barrier) && size() == 1);
   if (!nothing) {
     prepared.schedule =
         schedule_for(call.coll, rooted ? call.root : 0, block, algorithm, call.options.lanes,

@@ -85,6 +85,9 @@ void Communicator::allgather_bytes(std::span<const std::byte> send, std::span<st
                                    const CallOptions& o) {
   usable(impl_).run(make(Collective::allgather, 0, send, recv, o));
 }
+void Communicator::barrier(const CallOptions& o) {
+  usable(impl_).run(make(Collective::barrier, 0, {}, {}, o));
+}
 void Communicator::reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                 Datatype type, Op op, int root, const CallOptions& o) {
   usable(impl_).run(make_reduction(Collective::reduce, root, send, recv, type, op, o));
@@ -120,6 +123,9 @@ Request Communicator::ialltoall_bytes(std::span<const std::byte> send, std::span
 Request Communicator::iallgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                        const CallOptions& o) {
   return start(impl_, make(Collective::allgather, 0, send, recv, o));
+}
+Request Communicator::ibarrier(const CallOptions& o) {
+  return start(impl_, make(Collective::barrier, 0, {}, {}, o));
 }
 Request Communicator::ireduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                     Datatype type, Op op, int root, const CallOptions& o) {

@@ -69,7 +69,8 @@ const std::vector<ConfigVar>& config_table() {
        "Allreduce algorithm: recursive-doubling, ring, full-lane. auto: the cost model's choice."},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
-       "scatter, gather, alltoall, allgather, reduce, allreduce; all; or none. The others go to "
+       "scatter, gather, alltoall, allgather, reduce, allreduce, barrier; all; or none. The others "
+       "go to "
        "the MPI library (so do reductions of derived datatypes, MPI_MAXLOC and MPI_MINLOC, and "
        "user-defined operations)."},
       {"LANES_MPI_STATS", "0",

@@ -299,4 +299,10 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
       forward);
 }
 
+int MPI_Barrier(MPI_Comm comm) {
+  return intercept(
+      Coll::barrier, comm, "MPI_Barrier", [&](lanes::Communicator& lc) { lc.barrier(); },
+      [&] { return PMPI_Barrier(comm); });
+}
+
 }  // extern "C"

@@ -6,9 +6,9 @@
 
 namespace lanes::mpi_interpose {
 
-enum class Coll { bcast, scatter, alltoall, allgather, gather, reduce, allreduce };
-inline constexpr std::array<const char*, 7> kCollNames = {
-    "bcast", "scatter", "alltoall", "allgather", "gather", "reduce", "allreduce"};
+enum class Coll { bcast, scatter, alltoall, allgather, gather, reduce, allreduce, barrier };
+inline constexpr std::array<const char*, 8> kCollNames = {
+    "bcast", "scatter", "alltoall", "allgather", "gather", "reduce", "allreduce", "barrier"};
 
 struct Settings {
   std::array<bool, kCollNames.size()> enabled{};

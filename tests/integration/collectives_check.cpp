@@ -2,15 +2,19 @@
 // every byte against values this program computes itself. Launch under mpirun (PMIx bootstrap).
 //
 //   collectives_check [--sizes 0,1,7,1048579,67108864]
-//                     [--colls bcast,scatter,gather,alltoall,allgather,reduce,allreduce]
+//                     [--colls bcast,scatter,gather,alltoall,allgather,reduce,allreduce,
+//                              barrier]
 //                     [--mode blocking|nonblocking|plan] [--algorithms all] [--split]
 //                     [--repeat N]
 // --algorithms all: every algorithm of each collective, chosen per call.
 // nonblocking: all roots' calls of one size are in flight at once; plan: each plan runs twice.
 // Sizes: the bcast payload; scatter/alltoall use blocks of that size, or size/p (rounded up)
 // above 8 MiB so that buffers stay near the payload. Reductions sum uint32 vectors of that many
-// bytes (rounded up to whole elements; size/p above 8 MiB), in place every other root.
+// bytes (rounded up to whole elements; size/p above 8 MiB), in place every other root. barrier:
+// one rank arrives late; every rank's entry and exit times (one host: one monotonic clock) must
+// show that no rank left before the last one entered.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +22,7 @@
 #include <lanes/lanes.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -127,9 +132,44 @@ struct Runner {
   }
 };
 
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A barrier (blocking, or nonblocking in the nonblocking mode) with rank `late` arriving 50 ms
+// after the others.
+void check_barrier(lanes::Communicator& comm, Mode mode, Checker& c, int late,
+                   const lanes::CallOptions& o) {
+  if (comm.rank() == late) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::vector<double> mine = {now_s(), 0};
+  if (mode == Mode::nonblocking) {
+    comm.ibarrier(o).wait();
+  } else {
+    comm.barrier(o);
+  }
+  mine[1] = now_s();
+  std::vector<double> all(2 * static_cast<std::size_t>(comm.size()));
+  comm.allgather(mine, all);
+  ++c.checks;
+  double last_in = 0, first_out = 1e300;
+  for (int r = 0; r < comm.size(); ++r) {
+    last_in = std::max(last_in, all[2 * static_cast<std::size_t>(r)]);
+    first_out = std::min(first_out, all[2 * static_cast<std::size_t>(r) + 1]);
+  }
+  if (first_out < last_in) {
+    ++c.failures;
+    std::fprintf(stderr, "FAIL %s rank %d: a rank left the barrier %.6f s before rank %d entered\n",
+                 c.where.c_str(), c.rank, last_in - first_out, late);
+  }
+}
+
 void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes,
                 const std::string& colls, Mode mode, Checker& c, int& call,
                 const lanes::CallOptions& o = {}) {
+  if (wants(colls, "barrier")) {
+    for (int late = 0; late < std::min(comm.size(), 3); ++late)
+      check_barrier(comm, mode, c, late, o);
+  }
   const int p = comm.size();
   const auto up = static_cast<std::size_t>(p);
   const int me = comm.rank();
@@ -297,7 +337,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
 
 int main(int argc, char** argv) {
   std::vector<std::size_t> sizes = {0, 1, 7, (1u << 20) + 3, 64u << 20};
-  std::string colls = "bcast,scatter,alltoall,allgather,reduce,allreduce";
+  std::string colls = "bcast,scatter,alltoall,allgather,reduce,allreduce,barrier";
   bool split = false;
   int repeat = 1;
   Mode mode = Mode::blocking;
@@ -334,8 +374,8 @@ int main(int argc, char** argv) {
         continue;
       }
       // Every algorithm of every collective asked for, chosen per call.
-      for (const char* coll :
-           {"bcast", "scatter", "gather", "alltoall", "allgather", "reduce", "allreduce"}) {
+      for (const char* coll : {"bcast", "scatter", "gather", "alltoall", "allgather", "reduce",
+                               "allreduce", "barrier"}) {
         if (!wants(colls, coll)) continue;
         for (const std::string& algorithm : lanes::algorithms(coll)) {
           lanes::CallOptions o;

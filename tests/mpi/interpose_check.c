@@ -1,16 +1,16 @@
 /* An ordinary MPI program (it knows nothing of lanes) that checks MPI_Bcast, MPI_Scatter,
- * MPI_Gather, MPI_Alltoall, MPI_Allgather, MPI_Reduce and MPI_Allreduce on several communicators
- * (world, split halves, reversed order, a dup), with every root, counts from 0 to large,
- * MPI_IN_PLACE, a contiguous derived datatype and a strided one, and ranks that describe the same
- * data with different datatypes. Every expected value is computed here, never asked of MPI. Also
- * creates and frees hundreds of short-lived communicators, and makes calls on an
+ * MPI_Gather, MPI_Alltoall, MPI_Allgather, MPI_Reduce, MPI_Allreduce and MPI_Barrier on several
+ * communicators (world, split halves, reversed order, a dup), with every root, counts from 0 to
+ * large, MPI_IN_PLACE, a contiguous derived datatype and a strided one, and ranks that describe the
+ * same data with different datatypes. Every expected value is computed here, never asked of MPI.
+ * Also creates and frees hundreds of short-lived communicators, and makes calls on an
  * inter-communicator.
  *
  * Prints on rank 0: "expect: bcast=N scatter=N alltoall=N allgather=N gather=N reduce=N
- * allreduce=N inter=N" (calls summed over ranks; inter: calls that must go to the MPI library:
- * on inter-communicators, and reductions with MPI_MAXLOC or a derived datatype) and "checksum: X"
- * over every result, so that runs with and without liblanes_mpi can be compared. Exits 1 on any
- * wrong value.
+ * allreduce=N barrier=N inter=N" (calls summed over ranks; inter: calls that must go to the MPI
+ * library: on inter-communicators, and reductions with MPI_MAXLOC or a derived datatype) and
+ * "checksum: X" over every result, so that runs with and without liblanes_mpi can be compared.
+ * Exits 1 on any wrong value.
  *
  *   interpose_check [--large N] (ints in the large bcast; default 1048576) */
 #include <mpi.h>
@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-enum { BCAST, SCATTER, ALLTOALL, ALLGATHER, GATHER, REDUCE, ALLREDUCE, INTER, NCOUNTS };
+enum { BCAST, SCATTER, ALLTOALL, ALLGATHER, GATHER, REDUCE, ALLREDUCE, BARRIER, INTER, NCOUNTS };
 static long long calls[NCOUNTS];
 static uint64_t checksum = 1469598103934665603ull;
 static long errors;
@@ -311,6 +313,40 @@ static void test_reductions(MPI_Comm comm, long n, int root) {
   free(fout);
 }
 
+/* A barrier no rank may leave before the last one entered: each rank in turn arrives 20 ms late;
+ * entry and exit times (one host: one monotonic clock) gathered at rank 0 must show every exit
+ * after every entry. */
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void test_barrier(MPI_Comm comm) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  double* times = malloc(2 * (size_t)size * sizeof(double));
+  for (int late = 0; late < size && late < 3; ++late) {
+    if (rank == late) usleep(20000);
+    double mine[2] = {now_s(), 0};
+    where = "MPI_Barrier";
+    MPI_Barrier(comm);
+    ++calls[BARRIER];
+    mine[1] = now_s();
+    MPI_Gather(mine, 2, MPI_DOUBLE, times, 2, MPI_DOUBLE, 0, comm);
+    ++calls[GATHER];
+    if (rank != 0) continue;
+    double last_in = 0, first_out = 1e300;
+    for (int r = 0; r < size; ++r) {
+      if (times[2 * r] > last_in) last_in = times[2 * r];
+      if (times[2 * r + 1] < first_out) first_out = times[2 * r + 1];
+    }
+    expect(first_out >= last_in, 1, late);
+  }
+  free(times);
+}
+
 static void sweep(MPI_Comm comm, long large, int phase) {
   int size;
   tag_counter = phase * 100000; /* the same on every rank of comm, whatever came before */
@@ -337,6 +373,7 @@ static void sweep(MPI_Comm comm, long large, int phase) {
     }
   }
   test_reductions(comm, large / 4, size / 2);
+  test_barrier(comm);
   test_bcast(comm, &kinds[0], large, size - 1);
   test_bcast(comm, &kinds[2], large / 4, 0);
   test_scatter(comm, &kinds[0], &kinds[0], large / size, 0, 0);
@@ -428,9 +465,9 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     printf(
         "expect: bcast=%lld scatter=%lld alltoall=%lld allgather=%lld gather=%lld reduce=%lld "
-        "allreduce=%lld inter=%lld\n",
+        "allreduce=%lld barrier=%lld inter=%lld\n",
         total[BCAST], total[SCATTER], total[ALLTOALL], total[ALLGATHER], total[GATHER],
-        total[REDUCE], total[ALLREDUCE], total[INTER]);
+        total[REDUCE], total[ALLREDUCE], total[BARRIER], total[INTER]);
     printf("checksum: %016llx\n", xsum);
     printf("interpose_check: %d processes: %s\n", size,
            all_errors == 0 ? "all values correct" : "WRONG VALUES");

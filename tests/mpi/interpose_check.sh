@@ -39,7 +39,7 @@ fi
 expect=$(echo "$with" | grep '^expect:') stats=$(echo "$with" | grep '^lanes-mpi:')
 [ -n "$stats" ] || { echo "$with"; echo "FAIL: no lanes-mpi statistics line"; exit 1; }
 fallback=$(field "$expect" inter)
-for c in bcast scatter alltoall allgather gather reduce allreduce; do
+for c in bcast scatter alltoall allgather gather reduce allreduce barrier; do
   want=$(field "$expect" "$c") got=$(field "$stats" "$c")
   if [ "$colls" = all ] || [[ ",$colls," == *",$c,"* ]]; then
     [ "$got" = "$want" ] || { echo "FAIL: lanes served $got $c calls, expected $want"; exit 1; }

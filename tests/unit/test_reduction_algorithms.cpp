@@ -1,7 +1,7 @@
-// Reduce and allreduce algorithms: correctness through the simulator's value check (every rank's
-// contribution exactly once) over many layouts, lane counts, roots and vector sizes, in-place
-// safety, and the rounds and volumes each algorithm's comment claims; and the simulator's
-// reduction checks themselves on hand-built schedules.
+// Reduce and allreduce algorithms (and the barrier): correctness through the simulator's value
+// check (every rank's contribution exactly once) over many layouts, lane counts, roots and vector
+// sizes, in-place safety, and the rounds and volumes each algorithm's comment claims; and the
+// simulator's reduction checks themselves on hand-built schedules.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -171,6 +171,36 @@ TEST(AllreduceRing, CutsOnlyAtElementBoundaries) {
     EXPECT_EQ(r.offset % 4, 0u);
     EXPECT_EQ(r.bytes % 4, 0u);
   }
+}
+
+TEST(BarrierDissemination, EveryRankHearsFromEveryRank) {
+  const Algorithm& a = algo(Collective::barrier, "dissemination");
+  for (int p = 1; p <= 64; ++p) {
+    for (const Layout& layout : {Layout::blocks(p, 1, 1), Layout::blocks(p, 3, 2), mixed(p, 2)}) {
+      const SimResult res = simulate(a, layout, 0, 0);
+      ASSERT_TRUE(res.ok) << layout.describe() << ": " << res.error;
+      int log = 0;
+      while ((1 << log) < p) ++log;
+      EXPECT_EQ(res.max_rounds, log);
+    }
+  }
+  const SimResult big = simulate(a, Layout::blocks(1024, 16, 2), 0, 0);
+  EXPECT_TRUE(big.ok) << big.error;
+}
+
+TEST(BarrierDissemination, TheSimulatorRejectsABarrierThatLetsARankLeaveEarly) {
+  // Four ranks, one round of the dissemination only: rank r hears from r - 1 alone.
+  const Layout layout = Layout::blocks(4, 1, 1);
+  std::vector<Schedule> scheds(4);
+  for (int r = 0; r < 4; ++r) {
+    scheds[r].scratch_bytes = 2;
+    scheds[r].send((r + 1) % 4, LaneSet::one(0), {Buffer::scratch, 0, 1});
+    scheds[r].recv((r + 3) % 4, LaneSet::one(0), {Buffer::scratch, 1, 1});
+    scheds[r].finalize();
+  }
+  const SimResult res = simulate_schedules(Collective::barrier, layout, 0, 0, scheds);
+  ASSERT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("can leave before rank"), std::string::npos) << res.error;
 }
 
 // Two ranks on two nodes: rank 0's schedule, and rank 1's as given.

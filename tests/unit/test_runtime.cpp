@@ -3,7 +3,9 @@
 // callback (real UCX over loopback, real shared memory).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <barrier>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -375,6 +377,26 @@ TEST(Runtime, ThreadsOnEmulatedNodesUseRails) {
     check_reductions(w, 5003);
     lanes::Communicator odd = w.split(w.rank() % 2, 0);
     check_collectives(odd, 333);
+  });
+}
+
+// No rank leaves a barrier before every rank entered it: the last to arrive comes late.
+TEST(Runtime, BarrierWaitsForEveryRank) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", "2"}};
+  std::atomic<int> arrived{0};
+  run_ranks(3, [&](int r, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    for (int round = 1; round <= 3; ++round) {
+      if (r == round % 3) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      arrived.fetch_add(1);
+      if (round == 2) {
+        w.ibarrier().wait();
+      } else {
+        w.barrier();
+      }
+      EXPECT_GE(arrived.load(), 3 * round) << "rank " << r << " left barrier " << round << " early";
+      w.barrier();  // nobody counts the next round before everyone checked this one
+    }
   });
 }
 

@@ -83,6 +83,9 @@ class Communicator {
   void allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
                        Op op, const CallOptions& options = {});
 
+  // Returns once every rank of the communicator has called it.
+  void barrier(const CallOptions& options = {});
+
   // Nonblocking: the same collectives, started now, completed by Request::wait()/test().
   Request ibcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
   Request iscatter_bytes(std::span<const std::byte> send, std::span<std::byte> recv, int root,
@@ -97,6 +100,7 @@ class Communicator {
                         Op op, int root, const CallOptions& options = {});
   Request iallreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                            Datatype type, Op op, const CallOptions& options = {});
+  Request ibarrier(const CallOptions& options = {});
 
   // Persistent: arguments checked and schedule built once; Plan::start()/wait() many times.
   Plan plan_bcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
