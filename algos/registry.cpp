@@ -110,6 +110,13 @@ const std::vector<Algorithm>& all_algorithms() {
        "ceil(log2 p) rounds, rank r signals r + 2^j and waits for r - 2^j",
        cost_barrier_dissemination},
       // (end of barrier)
+      // reduce_scatter_block
+      {"ring", Collective::reduce_scatter_block, build_reduce_scatter_block_ring, nullptr,
+       "p-1 steps, each passing one block's partial to r+1", cost_reduce_scatter_block_ring},
+      {"pairwise", Collective::reduce_scatter_block, build_reduce_scatter_block_pairwise, nullptr,
+       "every block straight to its owner, all at once; combined in rank order",
+       cost_reduce_scatter_block_pairwise},
+      // (end of reduce_scatter_block)
   };
   return algorithms;
 }

@@ -82,6 +82,10 @@ Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args);
 // barrier
 Schedule build_barrier_dissemination(const Layout& layout, const CollArgs& args);
 // (end of barrier)
+// reduce_scatter_block
+Schedule build_reduce_scatter_block_ring(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_scatter_block_pairwise(const Layout& layout, const CollArgs& args);
+// (end of reduce_scatter_block)
 
 // Cost formulas (cost_model.hpp), defined beside their algorithms.
 double cost_bcast_binomial(const CostInput& in, const MachineParams& m);
@@ -116,6 +120,8 @@ double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParam
 double cost_allreduce_ring(const CostInput& in, const MachineParams& m);
 double cost_allreduce_full_lane(const CostInput& in, const MachineParams& m);
 double cost_barrier_dissemination(const CostInput& in, const MachineParams& m);
+double cost_reduce_scatter_block_ring(const CostInput& in, const MachineParams& m);
+double cost_reduce_scatter_block_pairwise(const CostInput& in, const MachineParams& m);
 // (end of costs)
 
 }  // namespace lanes::algos

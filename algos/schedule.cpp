@@ -24,6 +24,8 @@ const char* to_string(Collective c) {
       return "allreduce";
     case Collective::barrier:
       return "barrier";
+    case Collective::reduce_scatter_block:
+      return "reduce_scatter_block";
   }
   return "unknown";
 }

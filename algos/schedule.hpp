@@ -24,14 +24,17 @@ enum class Collective : std::uint8_t {
   gather,
   reduce,
   allreduce,
-  barrier
+  barrier,
+  reduce_scatter_block
 };
 inline constexpr Collective kCollectives[] = {
-    Collective::bcast,     Collective::scatter, Collective::gather,    Collective::alltoall,
-    Collective::allgather, Collective::reduce,  Collective::allreduce, Collective::barrier};
+    Collective::bcast,     Collective::scatter,   Collective::gather,
+    Collective::alltoall,  Collective::allgather, Collective::reduce,
+    Collective::allreduce, Collective::barrier,   Collective::reduce_scatter_block};
 // Reductions combine element by element: their schedules cut vectors only at element boundaries.
 constexpr bool is_reduction(Collective c) {
-  return c == Collective::reduce || c == Collective::allreduce;
+  return c == Collective::reduce || c == Collective::allreduce ||
+         c == Collective::reduce_scatter_block;
 }
 const char* to_string(Collective c);
 
@@ -39,7 +42,8 @@ const char* to_string(Collective c);
 // input too); scatter: the root's `send` holds size blocks, `recv` one block; alltoall: `send`
 // and `recv` hold size blocks each. reduce: every rank's `send` holds the vector, the root's
 // `recv` receives the combination; allreduce: `send` and `recv` hold the vector at every rank.
-// barrier: no buffers (its tokens live in scratch).
+// barrier: no buffers (its tokens live in scratch). reduce_scatter_block: every rank's `send`
+// holds size blocks, rank r's `recv` receives the combination of everyone's block r.
 enum class Buffer : std::uint8_t { send, recv, scratch };
 const char* to_string(Buffer b);
 
@@ -93,8 +97,8 @@ struct Schedule {
 };
 
 // What an algorithm is asked to build. `bytes`: bcast, reduce, allreduce: the data (vector);
-// scatter/alltoall/allgather/gather: one block. `elem`: the element size of a reduction (bytes
-// is a multiple of it); 1 otherwise.
+// scatter/alltoall/allgather/gather/reduce_scatter_block: one block. `elem`: the element size
+// of a reduction (bytes is a multiple of it); 1 otherwise.
 struct CollArgs {
   Collective coll = Collective::bcast;
   int rank = 0;

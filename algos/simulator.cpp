@@ -74,6 +74,8 @@ Sizes buffer_sizes(Collective coll, int p, int rank, int root, std::size_t bytes
       return {bytes, bytes};
     case Collective::barrier:
       return {0, 0};
+    case Collective::reduce_scatter_block:
+      return {all, bytes};
   }
   return {};
 }
@@ -99,6 +101,7 @@ Origin origin_of(Collective coll, int rank, int root, std::size_t bytes, std::si
     case Collective::reduce:
     case Collective::allreduce:
     case Collective::barrier:
+    case Collective::reduce_scatter_block:
       break;  // reductions: every rank's byte `offset`, combined (fill_expected)
   }
   return {};
@@ -566,16 +569,20 @@ class Simulation {
       if (reduced_.empty()) {
         // The wrapping sum of every rank's words: a contribution missing or counted twice changes
         // every word it touches (the inputs are hashes).
-        Bytes one(bytes_);
-        std::vector<std::uint64_t> sum(bytes_ / kWord, 0);
+        const std::size_t n = sizes_[0].send;
+        Bytes one(n);
+        std::vector<std::uint64_t> sum(n / kWord, 0);
         for (int r = 0; r < p_; ++r) {
           fill_pattern(r, 0, one.data(), one.size());
           for (std::size_t w = 0; w < sum.size(); ++w) sum[w] += word_at(one.data(), w * kWord);
         }
-        reduced_.resize(bytes_);
-        std::memcpy(reduced_.data(), sum.data(), bytes_);
+        reduced_.resize(n);
+        std::memcpy(reduced_.data(), sum.data(), n);
       }
-      for (std::size_t x = 0; x < out.size(); ++x) out[x] = reduced_[x] ^ flip;
+      // reduce_scatter_block: rank r's block of the sum; the others: the whole vector.
+      const std::size_t at =
+          coll_ == Collective::reduce_scatter_block ? static_cast<std::size_t>(rank) * bytes_ : 0;
+      for (std::size_t x = 0; x < out.size(); ++x) out[x] = reduced_[at + x] ^ flip;
       return;
     }
     // Every block comes from one contiguous stretch of one rank's input.

@@ -171,16 +171,20 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
       case Collective::barrier:
         name = "auto";
         break;
+      case Collective::reduce_scatter_block:
+        name = cfg.reduce_scatter_block_algorithm, source = "LANES_REDUCE_SCATTER_BLOCK_ALGORITHM";
+        break;
     }
   }
-  const char* fallback = coll == Collective::bcast       ? "binomial"
-                         : coll == Collective::scatter   ? "binomial"
-                         : coll == Collective::gather    ? "linear"
-                         : coll == Collective::alltoall  ? "pairwise"
-                         : coll == Collective::reduce    ? "binomial"
-                         : coll == Collective::allreduce ? "recursive-doubling"
-                         : coll == Collective::barrier   ? "dissemination"
-                                                         : "linear";
+  const char* fallback = coll == Collective::bcast                  ? "binomial"
+                         : coll == Collective::scatter              ? "binomial"
+                         : coll == Collective::gather               ? "linear"
+                         : coll == Collective::alltoall             ? "pairwise"
+                         : coll == Collective::reduce               ? "binomial"
+                         : coll == Collective::allreduce            ? "recursive-doubling"
+                         : coll == Collective::barrier              ? "dissemination"
+                         : coll == Collective::reduce_scatter_block ? "ring"
+                                                                    : "linear";
   if (name == "auto") {
     if (auto ruled = runtime_->rules().match(coll, bytes, layout.size)) {
       name = *ruled;
@@ -290,7 +294,8 @@ std::string describe_call(const Signature& s) {
   const auto coll = static_cast<Collective>(s.coll);
   const bool rooted = coll == Collective::bcast || coll == Collective::scatter ||
                       coll == Collective::gather || coll == Collective::reduce;
-  const bool vector = coll == Collective::bcast || algos::is_reduction(coll);
+  const bool vector =
+      coll == Collective::bcast || coll == Collective::reduce || coll == Collective::allreduce;
   std::string text = std::string(algos::to_string(coll)) + "(";
   if (rooted) text += "root " + std::to_string(s.root) + ", ";
   if (coll != Collective::barrier) {
@@ -350,9 +355,12 @@ std::string reduction_error(const CommImpl::Call& call, bool uses_recv) {
     return std::string("operation ") + to_string(call.op) + " does not apply to " +
            to_string(call.type) + " (bitwise operations take integers)";
   }
-  if (call.send.size() % elem != 0) {
-    return "send holds " + std::to_string(call.send.size()) + " bytes, not a whole number of " +
-           to_string(call.type) + " elements";
+  const std::size_t whole =
+      call.coll == algos::Collective::reduce_scatter_block ? call.recv.size() : call.send.size();
+  if (whole % elem != 0) {
+    return (call.coll == algos::Collective::reduce_scatter_block ? "recv holds " : "send holds ") +
+           std::to_string(whole) + " bytes, not a whole number of " + to_string(call.type) +
+           " elements";
   }
   if (uses_recv && call.recv.size() != call.send.size()) {
     return "recv holds " + std::to_string(call.recv.size()) + " bytes but send holds " +
@@ -435,6 +443,11 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
         break;
       case Collective::barrier:
         uses_send = uses_recv = false;
+        break;
+      case Collective::reduce_scatter_block:
+        block = recv.size();
+        err = blocks_error("send", send.size(), "recv", block, p);
+        if (err.empty()) err = reduction_error(call, false);
         break;
     }
   }

@@ -85,6 +85,11 @@ void Communicator::allgather_bytes(std::span<const std::byte> send, std::span<st
                                    const CallOptions& o) {
   usable(impl_).run(make(Collective::allgather, 0, send, recv, o));
 }
+void Communicator::reduce_scatter_block_bytes(std::span<const std::byte> send,
+                                              std::span<std::byte> recv, Datatype type, Op op,
+                                              const CallOptions& o) {
+  usable(impl_).run(make_reduction(Collective::reduce_scatter_block, 0, send, recv, type, op, o));
+}
 void Communicator::barrier(const CallOptions& o) {
   usable(impl_).run(make(Collective::barrier, 0, {}, {}, o));
 }
@@ -123,6 +128,11 @@ Request Communicator::ialltoall_bytes(std::span<const std::byte> send, std::span
 Request Communicator::iallgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                        const CallOptions& o) {
   return start(impl_, make(Collective::allgather, 0, send, recv, o));
+}
+Request Communicator::ireduce_scatter_block_bytes(std::span<const std::byte> send,
+                                                  std::span<std::byte> recv, Datatype type, Op op,
+                                                  const CallOptions& o) {
+  return start(impl_, make_reduction(Collective::reduce_scatter_block, 0, send, recv, type, op, o));
 }
 Request Communicator::ibarrier(const CallOptions& o) {
   return start(impl_, make(Collective::barrier, 0, {}, {}, o));
@@ -173,6 +183,12 @@ Plan Communicator::plan_reduce_bytes(std::span<const std::byte> send, std::span<
 Plan Communicator::plan_allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                         Datatype type, Op op, const CallOptions& o) {
   return plan(impl_, make_reduction(Collective::allreduce, 0, send, recv, type, op, o));
+}
+
+Plan Communicator::plan_reduce_scatter_block_bytes(std::span<const std::byte> send,
+                                                   std::span<std::byte> recv, Datatype type, Op op,
+                                                   const CallOptions& o) {
+  return plan(impl_, make_reduction(Collective::reduce_scatter_block, 0, send, recv, type, op, o));
 }
 
 }  // namespace lanes

@@ -67,6 +67,8 @@ const std::vector<ConfigVar>& config_table() {
        "Reduce algorithm: binomial. auto: the cost model's choice."},
       {"LANES_ALLREDUCE_ALGORITHM", "auto",
        "Allreduce algorithm: recursive-doubling, ring, full-lane. auto: the cost model's choice."},
+      {"LANES_REDUCE_SCATTER_BLOCK_ALGORITHM", "auto",
+       "Reduce-scatter (equal blocks) algorithm: ring, pairwise. auto: the cost model's choice."},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
        "scatter, gather, alltoall, allgather, reduce, allreduce, barrier; all; or none. The others "
@@ -180,6 +182,9 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (auto v = get("LANES_GATHER_ALGORITHM")) c.gather_algorithm = *v;
   if (auto v = get("LANES_REDUCE_ALGORITHM")) c.reduce_algorithm = *v;
   if (auto v = get("LANES_ALLREDUCE_ALGORITHM")) c.allreduce_algorithm = *v;
+  if (auto v = get("LANES_REDUCE_SCATTER_BLOCK_ALGORITHM")) {
+    c.reduce_scatter_block_algorithm = *v;
+  }
   return c;
 }
 

@@ -3,7 +3,7 @@
 //
 //   collectives_check [--sizes 0,1,7,1048579,67108864]
 //                     [--colls bcast,scatter,gather,alltoall,allgather,reduce,allreduce,
-//                              barrier]
+//                              barrier,reduce_scatter_block]
 //                     [--mode blocking|nonblocking|plan] [--algorithms all] [--split]
 //                     [--repeat N]
 // --algorithms all: every algorithm of each collective, chosen per call.
@@ -289,6 +289,33 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         expect_sum(c, send, p, again, "allreduce in place");
       }
     }
+    if (wants(colls, "reduce_scatter_block")) {
+      // Blocks of `elements`; rank r receives the sum of every rank's block r.
+      std::vector<std::uint32_t> send(elements * up), recv(elements);
+      const int id = call++;
+      auto refill = [&] {
+        for (std::size_t i = 0; i < send.size(); ++i) send[i] = term(me, i, id);
+        std::fill(recv.begin(), recv.end(), 0xEEEEEEEEu);
+      };
+      refill();
+      runner.run([&] { comm.reduce_scatter_block(send, recv, lanes::Op::sum, o); },
+                 [&] { return comm.ireduce_scatter_block(send, recv, lanes::Op::sum, o); },
+                 [&] { return comm.plan_reduce_scatter_block(send, recv, lanes::Op::sum, o); },
+                 refill);
+      runner.finish();
+      ++c.checks;
+      for (std::size_t i = 0; i < elements; ++i) {
+        std::uint32_t want = 0;
+        for (int r = 0; r < p; ++r)
+          want += term(r, static_cast<std::size_t>(me) * elements + i, id);
+        if (recv[i] != want) {
+          ++c.failures;
+          std::fprintf(stderr, "FAIL %s rank %d: reduce_scatter_block element %zu is %u, not %u\n",
+                       c.where.c_str(), c.rank, i, recv[i], want);
+          break;
+        }
+      }
+    }
     if (wants(colls, "reduce")) {
       std::vector<std::vector<std::uint32_t>> send(up, std::vector<std::uint32_t>(elements));
       std::vector<std::vector<std::uint32_t>> recv(up);
@@ -337,7 +364,8 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
 
 int main(int argc, char** argv) {
   std::vector<std::size_t> sizes = {0, 1, 7, (1u << 20) + 3, 64u << 20};
-  std::string colls = "bcast,scatter,alltoall,allgather,reduce,allreduce,barrier";
+  std::string colls =
+      "bcast,scatter,alltoall,allgather,reduce,allreduce,barrier,reduce_scatter_block";
   bool split = false;
   int repeat = 1;
   Mode mode = Mode::blocking;
@@ -375,7 +403,7 @@ int main(int argc, char** argv) {
       }
       // Every algorithm of every collective asked for, chosen per call.
       for (const char* coll : {"bcast", "scatter", "gather", "alltoall", "allgather", "reduce",
-                               "allreduce", "barrier"}) {
+                               "allreduce", "barrier", "reduce_scatter_block"}) {
         if (!wants(colls, coll)) continue;
         for (const std::string& algorithm : lanes::algorithms(coll)) {
           lanes::CallOptions o;

@@ -207,6 +207,16 @@ void check_reductions(lanes::Communicator& comm, std::size_t n) {
       ASSERT_EQ(planned, sum);
     }
   }
+  for (const char* algo : {"ring", "pairwise"}) {
+    // Block r of the result: the sum of every rank's block r.
+    std::vector<std::int32_t> blocks(n * static_cast<std::size_t>(p)), mine(n);
+    for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = static_cast<std::int32_t>(i) + me;
+    comm.reduce_scatter_block(blocks, mine, Op::sum, {.algorithm = algo});
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto at = static_cast<std::int32_t>(static_cast<std::size_t>(me) * n + i);
+      ASSERT_EQ(mine[i], p * at + p * (p - 1) / 2) << algo << " at " << i;
+    }
+  }
   for (int root = 0; root < p; ++root) {
     std::vector<std::int64_t> mine(n), at_root(me == root ? n : 0);
     for (std::size_t i = 0; i < n; ++i) mine[i] = me + static_cast<std::int64_t>(i) * p;

@@ -82,6 +82,10 @@ class Communicator {
                     Op op, int root, const CallOptions& options = {});
   void allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
                        Op op, const CallOptions& options = {});
+  // `send` holds size() blocks of recv.size() bytes; rank r's `recv` receives the combination of
+  // every rank's block r.
+  void reduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                  Datatype type, Op op, const CallOptions& options = {});
 
   // Returns once every rank of the communicator has called it.
   void barrier(const CallOptions& options = {});
@@ -101,6 +105,8 @@ class Communicator {
   Request iallreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                            Datatype type, Op op, const CallOptions& options = {});
   Request ibarrier(const CallOptions& options = {});
+  Request ireduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                      Datatype type, Op op, const CallOptions& options = {});
 
   // Persistent: arguments checked and schedule built once; Plan::start()/wait() many times.
   Plan plan_bcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
@@ -116,6 +122,8 @@ class Communicator {
                          Op op, int root, const CallOptions& options = {});
   Plan plan_allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                             Datatype type, Op op, const CallOptions& options = {});
+  Plan plan_reduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                       Datatype type, Op op, const CallOptions& options = {});
 
   // Typed versions over any contiguous range of trivially copyable elements.
   template <ContiguousData R>
@@ -152,6 +160,20 @@ class Communicator {
   void allreduce(R&& data, Op op, const CallOptions& options = {}) {  // in place
     const auto bytes = writable(data);
     allreduce_bytes(bytes, bytes, reduced_type<R, R>(), op, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  void reduce_scatter_block(const S& send, R&& recv, Op op, const CallOptions& options = {}) {
+    reduce_scatter_block_bytes(readable(send), writable(recv), reduced_type<S, R>(), op, options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request ireduce_scatter_block(const S& send, R&& recv, Op op, const CallOptions& options = {}) {
+    return ireduce_scatter_block_bytes(readable(send), writable(recv), reduced_type<S, R>(), op,
+                                       options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Plan plan_reduce_scatter_block(const S& send, R&& recv, Op op, const CallOptions& options = {}) {
+    return plan_reduce_scatter_block_bytes(readable(send), writable(recv), reduced_type<S, R>(), op,
+                                           options);
   }
   template <ContiguousData S, ContiguousData R>
   Request ireduce(const S& send, R&& recv, Op op, int root, const CallOptions& options = {}) {
