@@ -97,6 +97,13 @@ OpId Schedule::combine(Region src, Region dst, std::vector<OpId> deps, bool src_
   return append(ops, std::move(op));
 }
 
+OpId Schedule::combine_into(Region acc, Region src, Region dst, std::vector<OpId> deps,
+                            bool src_first) {
+  const OpId id = combine(src, dst, std::move(deps), src_first);
+  if (!(acc == dst)) ops[id].acc = acc;
+  return id;
+}
+
 void Schedule::finalize() {
   // Counters indexed by peer; a negative peer is left unnumbered (the simulator reports it).
   std::vector<std::uint32_t> sent;
@@ -140,7 +147,7 @@ std::string Schedule::dump() const {
         break;
       case OpKind::combine:
         out += "combine " + region_text(op.src) + (op.src_first ? " before " : " into ") +
-               region_text(op.dst);
+               (op.acc.bytes > 0 ? region_text(op.acc) + " -> " : "") + region_text(op.dst);
         break;
     }
     if (op.kind == OpKind::send || op.kind == OpKind::recv) {

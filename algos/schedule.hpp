@@ -54,8 +54,9 @@ struct Region {
   bool operator==(const Region&) const = default;
 };
 
-// combine: dst = dst (+) src element by element (or src (+) dst with Op::src_first), over regions
-// of equal size on element boundaries; the element type and the operation are the call's,
+// combine: dst = acc (+) src element by element (or src (+) acc with Op::src_first), over regions
+// of equal size on element boundaries, where acc is Op::acc, or dst itself when Op::acc is empty;
+// acc is dst exactly or does not overlap it. The element type and the operation are the call's,
 // supplied at execution. An algorithm fixes the order of its operands (lower ranks' contributions
 // on the left), so that ranks combining the same contributions get the same bits, floats too.
 enum class OpKind : std::uint8_t { send, recv, copy, combine };
@@ -68,6 +69,7 @@ struct Op {
   LaneSet lanes;           // send/recv off-node: the lanes it goes over (striped when several)
   Region src;              // send, copy, combine
   Region dst;              // recv, copy, combine
+  Region acc;              // combine: the left operand when not dst itself (bytes 0: dst)
   std::uint32_t msg = 0;   // send/recv: index among messages between this pair (see finalize)
   int round = 0;           // the algorithm's communication round (for the simulator's checks)
   bool src_first = false;  // combine: src is the left operand
@@ -88,6 +90,9 @@ struct Schedule {
   OpId recv(int peer, LaneSet lanes, Region dst, std::vector<OpId> deps = {}, int round = 0);
   OpId copy(Region src, Region dst, std::vector<OpId> deps = {});
   OpId combine(Region src, Region dst, std::vector<OpId> deps = {}, bool src_first = false);
+  // dst = acc (+) src (src (+) acc with src_first): saves the copy of acc into dst first.
+  OpId combine_into(Region acc, Region src, Region dst, std::vector<OpId> deps = {},
+                    bool src_first = false);
   // Numbers messages per peer and direction; call once when the schedule is complete.
   void finalize();
   // Messages this rank sends to / receives from `peer` (after finalize).

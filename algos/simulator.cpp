@@ -123,7 +123,8 @@ std::string op_text(const Op& op) {
     case OpKind::copy:
       return "copy " + region_text(op.src) + " -> " + region_text(op.dst);
     case OpKind::combine:
-      return "combine " + region_text(op.src) + " into " + region_text(op.dst);
+      return "combine " + region_text(op.src) + " into " +
+             (op.acc.bytes > 0 ? region_text(op.acc) + " -> " : "") + region_text(op.dst);
   }
   return "?";
 }
@@ -337,6 +338,23 @@ class Simulation {
       return fail(at(r, i) + op_text(op) + ": not on " + std::to_string(elem_) +
                   "-byte element boundaries");
     }
+    if (op.acc.bytes > 0) {
+      if (!check_region(r, i, op.acc, "left operand")) return false;
+      if (op.acc.bytes != op.dst.bytes || op.acc.offset % elem_ != 0) {
+        return fail(at(r, i) + op_text(op) + ": left operand differs in size or alignment");
+      }
+      // acc is dst exactly or apart from it, in place too (send and recv one buffer).
+      const bool in_place = sizes_[r].recv == sizes_[r].send;
+      const auto as_in_place = [in_place](Region x) {
+        if (in_place && x.buffer == Buffer::send) x.buffer = Buffer::recv;
+        return x;
+      };
+      const Region a = as_in_place(op.acc);
+      const Region d = as_in_place(op.dst);
+      if (overlaps(a, d) && !(a == d)) {
+        return fail(at(r, i) + op_text(op) + ": left operand partly overlaps the destination");
+      }
+    }
     return true;
   }
 
@@ -479,6 +497,7 @@ class Simulation {
                               op.src.buffer == Buffer::send && op.dst.buffer == Buffer::recv &&
                               op.src.offset == op.dst.offset;
         if (op.kind != OpKind::recv) add(op.src, i, false);
+        if (op.kind == OpKind::combine) add(op.acc, i, false);
         if (op.kind != OpKind::send && !identity) add(op.dst, i, true);
       }
       // Sweep by start offset; reads are compared against writes only.
@@ -601,12 +620,14 @@ class Simulation {
   }
 
   // The simulator's reduction: wrapping addition of 64-bit words (exact, commutative).
-  void combine_words(int rank, const Region& src, const Region& dst) {
+  void combine_words(int rank, const Region& src, const Region& acc, const Region& dst) {
     const Bytes& from = buffer(rank, src.buffer);
+    const Region& left = acc.bytes > 0 ? acc : dst;
+    const Bytes& with = buffer(rank, left.buffer);
     Bytes& to = buffer(rank, dst.buffer);
     for (std::size_t x = 0; x < src.bytes; x += kWord) {
       const std::uint64_t w =
-          word_at(to.data(), dst.offset + x) + word_at(from.data(), src.offset + x);
+          word_at(with.data(), left.offset + x) + word_at(from.data(), src.offset + x);
       std::memcpy(to.data() + dst.offset + x, &w, kWord);
     }
   }
@@ -691,7 +712,7 @@ class Simulation {
         if (n.kind == OpKind::copy) {
           move_bytes(n.rank, op.src, n.rank, op.dst);
         } else {
-          combine_words(n.rank, op.src, op.dst);
+          combine_words(n.rank, op.src, op.acc, op.dst);
         }
         complete(g);
         order_.push_back(g);

@@ -126,15 +126,28 @@ T apply(T a, T b) {
   }
 }
 
-// Plain loops over aligned, non-overlapping element arrays: the compiler vectorizes them.
+// Plain loops over aligned, non-overlapping element arrays: the compiler vectorizes them. The
+// accumulating form (acc is dst) is a separate loop, so that no pointer may alias another.
 template <class T, Op O>
-void kernel(std::byte* dst, const std::byte* src, std::size_t count, bool src_first) {
-  T* __restrict d = reinterpret_cast<T*>(dst);
-  const T* __restrict s = reinterpret_cast<const T*>(src);
+void accumulate(T* __restrict d, const T* __restrict s, std::size_t count, bool src_first) {
   if (src_first) {
     for (std::size_t i = 0; i < count; ++i) d[i] = apply<T, O>(s[i], d[i]);
   } else {
     for (std::size_t i = 0; i < count; ++i) d[i] = apply<T, O>(d[i], s[i]);
+  }
+}
+
+template <class T, Op O>
+void kernel(std::byte* dst, const std::byte* acc, const std::byte* src, std::size_t count,
+            bool src_first) {
+  T* __restrict d = reinterpret_cast<T*>(dst);
+  const T* __restrict s = reinterpret_cast<const T*>(src);
+  if (acc == dst) return accumulate<T, O>(d, s, count, src_first);
+  const T* __restrict a = reinterpret_cast<const T*>(acc);
+  if (src_first) {
+    for (std::size_t i = 0; i < count; ++i) d[i] = apply<T, O>(s[i], a[i]);
+  } else {
+    for (std::size_t i = 0; i < count; ++i) d[i] = apply<T, O>(a[i], s[i]);
   }
 }
 
@@ -148,16 +161,19 @@ std::uint16_t narrow(float f) {
   return static_cast<std::uint16_t>((u + 0x7fffU + ((u >> 16) & 1U)) >> 16);  // nearest even
 }
 
+// Element by element, so acc may be dst.
 template <Op O>
-void bf16_kernel(std::byte* dst, const std::byte* src, std::size_t count, bool src_first) {
-  std::uint16_t* __restrict d = reinterpret_cast<std::uint16_t*>(dst);
+void bf16_kernel(std::byte* dst, const std::byte* acc, const std::byte* src, std::size_t count,
+                 bool src_first) {
+  auto* d = reinterpret_cast<std::uint16_t*>(dst);
+  const auto* a = reinterpret_cast<const std::uint16_t*>(acc);
   const std::uint16_t* __restrict s = reinterpret_cast<const std::uint16_t*>(src);
   if (src_first) {
     for (std::size_t i = 0; i < count; ++i)
-      d[i] = narrow(apply<float, O>(widen(s[i]), widen(d[i])));
+      d[i] = narrow(apply<float, O>(widen(s[i]), widen(a[i])));
   } else {
     for (std::size_t i = 0; i < count; ++i)
-      d[i] = narrow(apply<float, O>(widen(d[i]), widen(s[i])));
+      d[i] = narrow(apply<float, O>(widen(a[i]), widen(s[i])));
   }
 }
 

@@ -1,6 +1,6 @@
 // The element-wise kernels of reductions for every element type and operation lanes serves:
-// dst = dst (+) src, or dst = src (+) dst with `src_first` (the order matters to floats and to
-// min/max with NaNs). dst and src do not overlap.
+// dst = acc (+) src, or dst = src (+) acc with `src_first` (the order matters to floats and to
+// min/max with NaNs). acc is dst itself or does not overlap it; src overlaps neither.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,8 @@
 
 namespace lanes::detail {
 
-using CombineFn = void (*)(std::byte* dst, const std::byte* src, std::size_t count, bool src_first);
+using CombineFn = void (*)(std::byte* dst, const std::byte* acc, const std::byte* src,
+                           std::size_t count, bool src_first);
 
 // nullptr when the operation does not apply to the type (bitwise operations on floating point).
 CombineFn combine_fn(Datatype type, Op op);

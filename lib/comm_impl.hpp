@@ -17,6 +17,7 @@
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
 #include "lib/combine.hpp"
+#include "lib/scratch_pool.hpp"
 #include "transport/shm/channels.hpp"
 
 namespace lanes::detail {
@@ -49,6 +50,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   RuntimeImpl& runtime() const { return *runtime_; }
   transport::NodeChannels* channels() { return channels_.get(); }
   bool cma() const { return channels_ ? channels_->cma() : cma_; }
+  ScratchPool& scratch_pool() { return scratch_pool_; }
 
   // Claims the next collective sequence number and `count` message numbers to each local peer.
   std::uint32_t next_seq() { return seq_++; }
@@ -126,6 +128,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::uint32_t id_;
   std::uint32_t seq_ = 0;
   std::unique_ptr<transport::NodeChannels> channels_;
+  ScratchPool scratch_pool_;
   bool cma_ = false;
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;

@@ -64,7 +64,7 @@ Execution::Execution(std::shared_ptr<CommImpl> comm,
       combine_(combine),
       elem_(elem) {
   const auto& sched = prepared_->schedule;
-  if (sched.scratch_bytes > 0) scratch_.reset(new std::byte[sched.scratch_bytes]);
+  scratch_ = comm_->scratch_pool().take(sched.scratch_bytes);
   seq_ = comm_->next_seq();
   const auto local = static_cast<std::size_t>(comm_->layout().node_size_of(comm_->rank()));
   node_send_base_.assign(local, 0);
@@ -90,7 +90,7 @@ std::byte* Execution::address(const algos::Region& r) const {
     case Buffer::recv:
       return recv_ == nullptr ? nullptr : recv_ + r.offset;
     case Buffer::scratch:
-      return scratch_.get() + r.offset;
+      return scratch_.data() + r.offset;
   }
   return nullptr;
 }
@@ -107,7 +107,9 @@ void Execution::start(OpId id) {
       return;
     case OpKind::combine: {
       if (combine_ == nullptr) throw Error(Errc::internal, "a combine without a reduction kernel");
-      combine_(address(op.dst), address(op.src), op.src.bytes / elem_, op.src_first);
+      std::byte* dst = address(op.dst);
+      const std::byte* acc = op.acc.bytes > 0 ? address(op.acc) : dst;
+      combine_(dst, acc, address(op.src), op.src.bytes / elem_, op.src_first);
       complete(id);
       return;
     }

@@ -15,6 +15,7 @@
 
 #include "algos/schedule.hpp"
 #include "lib/combine.hpp"
+#include "lib/scratch_pool.hpp"
 #include "transport/shm/channels.hpp"
 #include "transport/ucx/rails.hpp"
 
@@ -82,7 +83,7 @@ class Execution {
   std::byte* recv_;
   CombineFn combine_;
   std::size_t elem_;
-  std::unique_ptr<std::byte[]> scratch_;
+  ScratchPool::Lease scratch_;  // after comm_, whose pool it returns to
   std::uint32_t seq_ = 0;
   std::vector<std::uint64_t> node_send_base_;  // per local peer
   std::vector<std::uint64_t> node_recv_base_;

@@ -20,7 +20,7 @@ void bm_combine(benchmark::State& state) {
   const lanes::detail::CombineFn fn = lanes::detail::combine_fn(T, O);
   const std::size_t count = n / lanes::size_of(T);
   for (auto _ : state) {
-    fn(dst.data(), src.data(), count, false);
+    fn(dst.data(), dst.data(), src.data(), count, false);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * state.range(0));

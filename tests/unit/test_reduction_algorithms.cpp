@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algos/layout.hpp"
+#include "algos/node_phases.hpp"
 #include "algos/registry.hpp"
 #include "algos/schedule.hpp"
 #include "algos/simulator.hpp"
@@ -296,6 +297,74 @@ TEST(SimulatorReductions, InPlaceRacesAreCaught) {
   const SimResult res = two_ranks(keeper, folded);
   ASSERT_FALSE(res.ok);
   EXPECT_NE(res.error.find("races"), std::string::npos) << res.error;
+}
+
+// The exchange with a three-operand combine: recv = send (+) incoming, no copy first.
+Schedule exchange_into(int peer) {
+  Schedule s;
+  const Region incoming{Buffer::scratch, 0, 2 * kWord};
+  s.scratch_bytes = 2 * kWord;
+  const OpId out = s.send(peer, LaneSet::one(0), {Buffer::send, 0, 2 * kWord});
+  const OpId in = s.recv(peer, LaneSet::one(0), incoming);
+  s.combine_into({Buffer::send, 0, 2 * kWord}, incoming, {Buffer::recv, 0, 2 * kWord}, {in, out},
+                 peer == 0);
+  s.finalize();
+  return s;
+}
+
+TEST(SimulatorReductions, AcceptsACombineIntoAnotherRegion) {
+  const SimResult res = two_ranks(exchange_into(1), exchange_into(0));
+  EXPECT_TRUE(res.ok) << res.error;
+}
+
+TEST(SimulatorReductions, RejectsALeftOperandPartlyOverTheDestination) {
+  // Four words: recv[8, 24) = recv[0, 16) (+) scratch, where the operands share a word.
+  Schedule bad;
+  const std::size_t m = 4 * kWord;
+  bad.scratch_bytes = m;
+  const OpId out = bad.send(0, LaneSet::one(0), {Buffer::send, 0, m});
+  const OpId in = bad.recv(0, LaneSet::one(0), {Buffer::scratch, 0, m});
+  bad.combine_into({Buffer::recv, 0, 2 * kWord}, {Buffer::scratch, 0, 2 * kWord},
+                   {Buffer::recv, kWord, 2 * kWord}, {in, out});
+  bad.finalize();
+  Schedule peer;
+  peer.scratch_bytes = m;
+  peer.send(1, LaneSet::one(0), {Buffer::send, 0, m});
+  peer.recv(1, LaneSet::one(0), {Buffer::scratch, 0, m});
+  peer.finalize();
+  const SimResult res =
+      simulate_schedules(Collective::allreduce, Layout::blocks(2, 1, 1), 0, m, {peer, bad});
+  ASSERT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("partly overlaps"), std::string::npos) << res.error;
+}
+
+TEST(SimulatorReductions, ALeftOperandReadIsOrderedAgainstWrites) {
+  // The combine reads scratch while the receive may still write it: no dependency.
+  Schedule bad;
+  const Region incoming{Buffer::scratch, 0, 2 * kWord};
+  bad.scratch_bytes = 2 * kWord;
+  const OpId out = bad.send(0, LaneSet::one(0), {Buffer::send, 0, 2 * kWord});
+  bad.recv(0, LaneSet::one(0), incoming);
+  bad.combine_into(incoming, {Buffer::send, 0, 2 * kWord}, {Buffer::recv, 0, 2 * kWord}, {out});
+  bad.finalize();
+  const SimResult res = two_ranks(exchange_into(1), bad);
+  ASSERT_FALSE(res.ok);
+  EXPECT_NE(res.error.find("races"), std::string::npos) << res.error;
+}
+
+// Vectors long enough that the node phases cut parts into several chunks through the bounce
+// slots (two per peer, reused every other chunk).
+TEST(AllreduceFullLane, ChunkedNodePhasesAreCorrect) {
+  const Algorithm& a = algo(Collective::allreduce, "full-lane");
+  for (const Layout& layout :
+       {Layout::blocks(2, 2, 1), Layout::blocks(3, 3, 1), Layout::blocks(6, 3, 2)}) {
+    const int n = layout.node_size_of(0);
+    const std::size_t chunk = node_chunk_bytes(n);
+    // Parts of 3.5 chunks, and an odd number of words.
+    const std::size_t m = (static_cast<std::size_t>(n) * chunk * 7 / 2 / kWord + 1) * kWord;
+    const SimResult res = simulate(a, layout, 0, m);
+    ASSERT_TRUE(res.ok) << layout.describe() << ": " << res.error;
+  }
 }
 
 }  // namespace

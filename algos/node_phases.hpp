@@ -1,0 +1,58 @@
+// The shared-memory phases of node-aware reductions, for the local ranks of one node: a
+// partitioned reduce-scatter, in which local rank i combines part i of every local rank's vector,
+// and an allgather of the parts. After S. Li, T. Hoefler, C. Hu, M. Snir, "Improved MPI
+// collectives for MPI processes in shared address spaces" (Cluster Computing 17, 2014): every
+// local rank reduces its 1/n slice straight from its peers' buffers, so the node's cores share
+// the work and every byte is read once.
+//
+// Between processes, "straight from the peer's buffer" is a single-copy transfer (CMA) into a
+// small bounce area that stays in cache: a part is cut into chunks of node_chunk_bytes(), each
+// chunk of every peer lands in one of two bounce slots per peer and is combined into the result
+// while the next chunk arrives. The combination of a chunk starts from this rank's own input
+// (no copy of it) and keeps the local ranks' order of operands: c_0 (+) (c_1 (+) ... (c_{i-1}
+// (+) c_i)) (+) c_{i+1} ... (+) c_{n-1}, one fixed order per part, so every rank that receives
+// the part gets the same bits.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "algos/layout.hpp"
+#include "algos/schedule.hpp"
+
+namespace lanes::algos {
+
+// Chunk size of the node phases for n local ranks: two bounce slots per peer stay within half a
+// megabyte (a core's L2), between 16 KiB and 256 KiB, a multiple of 64 bytes.
+std::size_t node_chunk_bytes(int n);
+// Scratch bytes of the bounce area node_reduce_scatter() uses for n local ranks and a largest
+// part of `part_bytes`.
+std::size_t node_bounce_bytes(int n, std::size_t part_bytes);
+// Region r cut into consecutive chunks of at most `chunk` bytes (element-aligned: chunk and r are).
+std::vector<Region> chunks_of(const Region& r, std::size_t chunk);
+
+struct NodeReduceScatter {
+  std::vector<OpId> sent;      // the sends of the other parts of this rank's input
+  std::vector<Region> chunks;  // this rank's part of the result, chunk by chunk
+  std::vector<OpId> done;      // per chunk: the op after which it holds the node's combination
+};
+
+// Local rank i of `mates` (communicator ranks of the node, in local order) combines part i of
+// every mate's input into `result` (part i's size), using the bounce area at scratch offset
+// `bounce_at` (node_bounce_bytes). input(j): region of part j of this rank's input. Every
+// message in round `round`.
+NodeReduceScatter node_reduce_scatter(Schedule& s, const Layout& layout,
+                                      const std::vector<int>& mates, int i,
+                                      const std::function<Region(int)>& input, Region result,
+                                      std::size_t bounce_at, int round);
+
+// Node allgather of parts: local rank i sends each chunk of `mine` to every mate once its op in
+// `ready` completed (one per chunk, or one for all); receives part j's chunks from mate j into
+// output(j) after the ops `after` (those that still read what it overwrites). Round `round`.
+void node_allgather(Schedule& s, const Layout& layout, const std::vector<int>& mates, int i,
+                    const std::vector<Region>& mine, const std::vector<OpId>& ready,
+                    const std::function<Region(int)>& output, const std::vector<OpId>& after,
+                    int round);
+
+}  // namespace lanes::algos
