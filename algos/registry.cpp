@@ -93,6 +93,9 @@ const std::vector<Algorithm>& all_algorithms() {
       {"binomial", Collective::reduce, build_reduce_binomial, nullptr,
        "binomial tree, each rank combines its subtree in rank order; ceil(log2 p) rounds",
        cost_reduce_binomial},
+      {"full-lane", Collective::reduce, build_reduce_full_lane, regular_layout,
+       "node reduce-scatter, n concurrent binomial reduces of m/n between nodes, gather at root",
+       cost_reduce_full_lane},
       // (end of reduce)
       // allreduce
       {"recursive-doubling", Collective::allreduce, build_allreduce_recursive_doubling, nullptr,

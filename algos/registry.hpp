@@ -73,6 +73,7 @@ Schedule build_allgather_node_aware(const Layout& layout, const CollArgs& args);
 // (end of allgather)
 // reduce
 Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args);
 // (end of reduce)
 // allreduce
 Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs& args);
@@ -116,6 +117,7 @@ double cost_allgather_recursive_doubling(const CostInput& in, const MachineParam
 double cost_allgather_bruck(const CostInput& in, const MachineParams& m);
 double cost_allgather_node_aware(const CostInput& in, const MachineParams& m);
 double cost_reduce_binomial(const CostInput& in, const MachineParams& m);
+double cost_reduce_full_lane(const CostInput& in, const MachineParams& m);
 double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParams& m);
 double cost_allreduce_ring(const CostInput& in, const MachineParams& m);
 double cost_allreduce_full_lane(const CostInput& in, const MachineParams& m);

@@ -212,8 +212,8 @@ TEST(CostModel, CostsArePositiveFiniteAndGrowWithBytes) {
 // With alpha = 1 and beta = 0 a cost counts the rounds the algorithm's builder reports (the
 // linear algorithms excepted: their one round holds p - 1 start-ups at the root; the pipeline,
 // whose rounds hold n - 1 start-ups of a carrier handing a segment out on its node; and the
-// full-lane allreduce, whose node phases are one round of n - 1 messages each, and the pairwise
-// reduce-scatter, one round of p - 1).
+// full-lane allreduce and reduce, whose node phases are one round of n - 1 messages each, and the
+// pairwise reduce-scatter, one round of p - 1).
 TEST(CostModel, AlphaOnlyCostsCountTheScheduleRounds) {
   const MachineParams m = alpha_only();
   for (int nodes = 1; nodes <= 5; ++nodes) {
@@ -225,7 +225,7 @@ TEST(CostModel, AlphaOnlyCostsCountTheScheduleRounds) {
         for (const Algorithm& a : all_algorithms()) {
           if (a.name == "linear" || (a.name == "pipeline" && ppn > 1)) continue;
           // Direct node phases, and one round of p - 1 messages.
-          if (a.coll == Collective::allreduce && a.name == "full-lane") continue;
+          if (is_reduction(a.coll) && a.name == "full-lane") continue;
           if (a.coll == Collective::reduce_scatter_block && a.name == "pairwise") continue;
           if (a.applicable != nullptr && !a.applicable(layout)) continue;
           int rounds = 0;

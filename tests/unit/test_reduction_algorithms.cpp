@@ -353,17 +353,22 @@ TEST(SimulatorReductions, ALeftOperandReadIsOrderedAgainstWrites) {
 }
 
 // Vectors long enough that the node phases cut parts into several chunks through the bounce
-// slots (two per peer, reused every other chunk).
-TEST(AllreduceFullLane, ChunkedNodePhasesAreCorrect) {
-  const Algorithm& a = algo(Collective::allreduce, "full-lane");
-  for (const Layout& layout :
-       {Layout::blocks(2, 2, 1), Layout::blocks(3, 3, 1), Layout::blocks(6, 3, 2)}) {
-    const int n = layout.node_size_of(0);
-    const std::size_t chunk = node_chunk_bytes(n);
-    // Parts of 3.5 chunks, and an odd number of words.
-    const std::size_t m = (static_cast<std::size_t>(n) * chunk * 7 / 2 / kWord + 1) * kWord;
-    const SimResult res = simulate(a, layout, 0, m);
-    ASSERT_TRUE(res.ok) << layout.describe() << ": " << res.error;
+// slots (two per peer, reused every other chunk); every root of reduce.
+TEST(FullLaneReductions, ChunkedNodePhasesAreCorrect) {
+  for (Collective c : {Collective::allreduce, Collective::reduce}) {
+    const Algorithm& a = algo(c, "full-lane");
+    for (const Layout& layout :
+         {Layout::blocks(2, 2, 1), Layout::blocks(3, 3, 1), Layout::blocks(6, 3, 2)}) {
+      const int n = layout.node_size_of(0);
+      const std::size_t chunk = node_chunk_bytes(n);
+      // Parts of 3.5 chunks, and an odd number of words.
+      const std::size_t m = (static_cast<std::size_t>(n) * chunk * 7 / 2 / kWord + 1) * kWord;
+      const int roots = c == Collective::reduce ? layout.size : 1;
+      for (int root = 0; root < roots; ++root) {
+        const SimResult res = simulate(a, layout, root, m);
+        ASSERT_TRUE(res.ok) << what(a, layout, root, m / kWord) << ": " << res.error;
+      }
+    }
   }
 }
 
