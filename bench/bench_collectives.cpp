@@ -189,6 +189,24 @@ class Allgather final : public Base {
   std::vector<int> send_, recv_;
 };
 
+// The sum of every rank's element i (block to -1), wrapping as int arithmetic in MPI does.
+std::uint32_t sum_of(int salt, int p, std::size_t i) {
+  std::uint32_t sum = 0;
+  for (int r = 0; r < p; ++r) sum += static_cast<std::uint32_t>(value(salt, r, -1, i));
+  return sum;
+}
+
+std::string check_sum(const int* got, std::size_t len, int salt, int p, const char* what) {
+  for (std::size_t i = 0; i < len; ++i) {
+    const std::uint32_t want = sum_of(salt, p, i);
+    if (static_cast<std::uint32_t>(got[i]) != want) {
+      return std::string(what) + " element " + std::to_string(i) + ": got " +
+             std::to_string(got[i]) + ", expected " + std::to_string(static_cast<int>(want));
+    }
+  }
+  return {};
+}
+
 // MPI_INT sums; the expected sum of every rank's value, wrapping as int arithmetic in MPI does.
 class Allreduce final : public Base {
  public:
@@ -205,15 +223,34 @@ class Allreduce final : public Base {
     world_.allreduce(send_, recv_, lanes::Op::sum, o);
   }
   std::string verify(int salt) const override {
-    for (std::size_t i = 0; i < c_; ++i) {
-      std::uint32_t want = 0;
-      for (int r = 0; r < p_; ++r) want += static_cast<std::uint32_t>(value(salt, r, -1, i));
-      if (static_cast<std::uint32_t>(recv_[i]) != want) {
-        return "allreduce element " + std::to_string(i) + ": got " + std::to_string(recv_[i]) +
-               ", expected " + std::to_string(static_cast<int>(want));
-      }
-    }
-    return {};
+    return check_sum(recv_.data(), c_, salt, p_, "allreduce");
+  }
+
+ private:
+  std::vector<int> send_, recv_;
+};
+
+// MPI_INT sums into the root (--root); the root's receive buffer starts as the complement of the
+// sum expected, the other ranks have none (MPI ignores theirs; lanes takes an empty one).
+class Reduce final : public Base {
+ public:
+  using Base::Base;
+  void fill(int salt) override {
+    send_.resize(c_);
+    recv_.resize(me_ == root_ ? c_ : 0);
+    write_block(send_.data(), c_, salt, me_, -1, false);
+    for (std::size_t i = 0; i < recv_.size(); ++i)
+      recv_[i] = ~static_cast<int>(sum_of(salt, p_, i));
+  }
+  void run_native() override {
+    MPI_Reduce(send_.data(), me_ == root_ ? recv_.data() : nullptr, as_int(c_), MPI_INT, MPI_SUM,
+               root_, comm_);
+  }
+  void run_lanes(const lanes::CallOptions& o) override {
+    world_.reduce(send_, recv_, lanes::Op::sum, root_, o);
+  }
+  std::string verify(int salt) const override {
+    return me_ == root_ ? check_sum(recv_.data(), c_, salt, p_, "reduce at the root") : "";
   }
 
  private:
@@ -234,6 +271,8 @@ std::size_t buffer_bytes(const std::string& collective, std::size_t count, int r
     elements = 2 * all;
   else if (collective == "allreduce")
     elements = 2 * count;
+  else if (collective == "reduce")
+    elements = count + (rank == root ? count : 0);
   else
     elements = count + all;
   return elements * sizeof(int);
@@ -247,6 +286,7 @@ std::unique_ptr<CollectiveBench> make_bench(const std::string& collective, std::
   if (collective == "alltoall") return std::make_unique<Alltoall>(count, root, world, comm);
   if (collective == "allgather") return std::make_unique<Allgather>(count, root, world, comm);
   if (collective == "allreduce") return std::make_unique<Allreduce>(count, root, world, comm);
+  if (collective == "reduce") return std::make_unique<Reduce>(count, root, world, comm);
   throw std::invalid_argument("unknown collective " + collective);
 }
 

@@ -4,7 +4,8 @@
 //
 // Counts are MPI_INT elements as MPI counts them: bcast c ints in all; scatter and gather c ints
 // per process (the root's buffer holds p * c); alltoall c ints per pair (p * c per buffer);
-// allgather c ints per process (the receive buffer holds p * c).
+// allgather c ints per process (the receive buffer holds p * c); allreduce and reduce c ints per
+// process (the vector each process contributes, MPI_SUM).
 #pragma once
 
 #include <mpi.h>

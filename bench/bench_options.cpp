@@ -40,8 +40,8 @@ long long to_integer(const std::string& option, const std::string& text, long lo
 
 const char* usage() {
   return "usage: mpirun -np P lanes-bench [options]\n"
-         "  --collective LIST  bcast,scatter,alltoall,allgather (default; gather and allreduce\n"
-         "                     also exist)\n"
+         "  --collective LIST  bcast,scatter,alltoall,allgather (default; gather, allreduce and\n"
+         "                     reduce also exist)\n"
          "  --counts LIST      MPI_INT elements per process (default 1,10,...,1000000)\n"
          "  --impl LIST        native,lanes (default both)\n"
          "  --algorithms LIST  lanes algorithms by name, auto = the runtime's choice\n"
@@ -50,7 +50,7 @@ const char* usage() {
          "                     runtime's number of lanes)\n"
          "  --reps N           measured repetitions (default 100)\n"
          "  --warmup N         unmeasured repetitions first (default 5)\n"
-         "  --root R           root of bcast, scatter and gather (default 0)\n"
+         "  --root R           root of bcast, scatter, gather and reduce (default 0)\n"
          "  --check            fill inputs before and verify outputs after every repetition\n"
          "  --csv FILE         write the results as CSV\n"
          "  --bootstrap B      auto (PMIx under a PMIx launcher, else MPI) or mpi\n";
@@ -83,7 +83,7 @@ Options parse_options(int argc, char** argv) {
       o.collectives = split_list(arg, value);
       for (const auto& c : o.collectives) {
         if (c != "bcast" && c != "scatter" && c != "alltoall" && c != "allgather" &&
-            c != "gather" && c != "allreduce")
+            c != "gather" && c != "allreduce" && c != "reduce")
           throw std::invalid_argument("--collective: unknown collective '" + c + "'");
       }
     } else if (arg == "--counts") {

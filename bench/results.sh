@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates bench/RESULTS.md: lanes against Open MPI's own collectives, measured side by side
-# (lanes-bench runs both in one process, interleaved), on
+# Regenerates bench/RESULTS.md: lanes against Open MPI's own collectives (bcast, scatter,
+# alltoall, and the MPI_INT sums allreduce and reduce), measured side by side (lanes-bench runs
+# both in one process, interleaved), on
 #  (a) this host as one node with 2 and 4 processes, against Open MPI's default (tuned) and its
 #      han component;
 #  (b) emulated clusters of bench/testbed/ (network namespaces, shaped veth rails), Open MPI over
@@ -48,9 +49,9 @@ merge_csv() {  # out in...
   rm -f "$@"
 }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-colls=bcast,scatter,alltoall
-# Every algorithm of the three collectives, by name.
-all_algos=$(for c in bcast scatter alltoall; do
+colls=bcast,scatter,alltoall,allreduce,reduce
+# Every algorithm of these collectives, by name.
+all_algos=$(for c in ${colls//,/ }; do
   "$model" --collective $c --nodes 4 --ppn 2 --bytes 1 | awk '/^  / {print $1}'
 done | sort -u | paste -sd, -)
 
@@ -145,7 +146,7 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/de
     head -1 /proc/stat >"$out/cpu_after_$name.txt"
     run /dev/null "$testbed" down
     ppn=$((np / nodes))
-    for c in bcast scatter alltoall; do
+    for c in ${colls//,/ }; do
       run "$out/model_${name}_$c.txt" "$model" --collective "$c" --nodes "$nodes" --ppn "$ppn" \
         --rails "$rails" --bytes $((${big} * 4)) --calibration "$cal"
     done

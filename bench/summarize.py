@@ -77,7 +77,11 @@ def counts_of(rs_, coll):
     return sorted({r["count"] for r in rs_ if r["collective"] == coll})
 
 
-COLLS = ["bcast", "scatter", "alltoall"]
+COLLS = ["bcast", "scatter", "alltoall", "allreduce", "reduce"]
+# The collectives the targets are set for; the reductions (MPI_INT sums) are reported beside them.
+TARGET_COLLS = ["bcast", "scatter", "alltoall"]
+# Collectives whose data crosses the rails in both directions at once.
+BOTH_WAYS = ("alltoall", "allreduce")
 targets = []  # (target, measured, verdict)
 
 
@@ -115,8 +119,8 @@ def rate_for(nbytes):
 
 def copy_bound_us(coll, p, count):
     """Fewest bytes that must be copied on one node over two cores copying at memcpy's rate for
-    blocks of that size."""
-    if not memcpy_rates:
+    blocks of that size (None for the reductions, whose combining this bound does not price)."""
+    if not memcpy_rates or coll not in TARGET_COLLS:
         return None
     b = 4 * count
     need = {"bcast": (p - 1) * b, "scatter": p * b, "alltoall": p * p * b}[coll]
@@ -136,7 +140,8 @@ if memcpy_rates:
                 f"{s >> 20} MiB {r / 1e9:.1f}" for s, r in sorted(memcpy_rates.items())) +
       ". The two-core copy bound of a collective is the fewest bytes that must be copied "
       "(bcast: (p−1)·c, scatter: p·c, alltoall: p²·c, c the bytes per block) divided by twice "
-      "memcpy's rate for copies of c bytes (the nearest size measured).\n")
+      "memcpy's rate for copies of c bytes (the nearest size measured); none is given for "
+      "allreduce and reduce (MPI_INT sums of c bytes per process), which also combine.\n")
 for np_, (base, han) in onenode.items():
     w(f"### {np_} processes\n")
     w("lanes `auto` is the runtime's own choice; best is the fastest lanes algorithm at that "
@@ -156,7 +161,7 @@ for np_, (base, han) in onenode.items():
               f"{us(bound)} | {rs(ratio(a and a['avg_us'], bound))} |")
     w("")
     # Targets on one node.
-    for coll in COLLS:
+    for coll in TARGET_COLLS:
         cs = counts_of(base, coll)
         slower = [(c, ratio(native(base, coll, c), auto(base, coll, c)["avg_us"]))
                   for c in cs if auto(base, coll, c) and native(base, coll, c)]
@@ -215,7 +220,8 @@ def link_bound_us(coll, nodes, ppn, count, node_bits):
     """Time the busiest node's rails need, at the nominal rate, for the bytes that must cross."""
     b = 4 * count
     p = nodes * ppn
-    need = {"bcast": b, "scatter": (nodes - 1) * ppn * b, "alltoall": ppn * (p - ppn) * b}[coll]
+    need = {"bcast": b, "scatter": (nodes - 1) * ppn * b, "alltoall": ppn * (p - ppn) * b,
+            "allreduce": 2 * (nodes - 1) * b / nodes, "reduce": b}[coll]
     return need * 8 / node_bits * 1e6
 
 
@@ -270,7 +276,9 @@ w("`bench/testbed/lanes-testbed up N K RATE`: every node a network namespace, ev
   "measures the cost model's parameters on the layout, and lanes-bench runs with them "
   "(`LANES_CALIBRATION`). The link bound is the time the busiest node's rails need, at the nominal "
   "rate, for the bytes that must cross them (bcast: c into each non-root node; scatter: the "
-  "root's node sends every other node's blocks; alltoall: each node sends n·(p−n) blocks). "
+  "root's node sends every other node's blocks; alltoall: each node sends n·(p−n) blocks; "
+  "allreduce of c bytes per process on N nodes: each node sends 2(N−1)/N·c, its share of a "
+  "reduce-scatter and an allgather between the nodes; reduce: c into the root's node). "
   "lanes `auto` is the runtime's own choice (the cost model); best is the fastest lanes algorithm "
   "at that count.\n")
 if args.note:
@@ -295,7 +303,7 @@ for name, kind, description in LAYOUTS:
         a, b1, n = auto(cl, coll, c, k), auto(cl, coll, c, 1), native(cl, coll, c)
         if not a:
             continue
-        fair = (one_ok if coll != "alltoall" else both_ok) and kind != "diagnostic"
+        fair = (both_ok if coll in BOTH_WAYS else one_ok) and kind != "diagnostic"
         head.append(f"| {name} | {coll} | {us(a['avg_us'] / 1000)} | "
                     f"{us(link_bound_us(coll, nodes, ppn, c, node_bits) / 1000)} | "
                     f"{rs(ratio(a['avg_us'], link_bound_us(coll, nodes, ppn, c, node_bits)))} | "
@@ -303,9 +311,10 @@ for name, kind, description in LAYOUTS:
                     f"{rs(ratio(n, a['avg_us']))} | {'yes' if fair else 'no'} |")
 if head:
     w("### Headlines: 4 MB per block\n")
-    w("lanes `auto` on all rails at the largest count, in ms; k/1 is lanes `auto` on one rail "
-      "against all k; faithful: whether the layout's check passed for the collective's pattern "
-      "(one direction for bcast and scatter, both for alltoall).\n")
+    w("lanes `auto` on all rails at the largest count (for allreduce and reduce: a 4 MB vector "
+      "per process), in ms; k/1 is lanes `auto` on one rail against all k; faithful: whether the "
+      "layout's check passed for the collective's pattern (one direction for bcast, scatter and "
+      "reduce, both for alltoall and allreduce).\n")
     w("| layout | collective | lanes auto | link bound | lanes/bound | k rails/1 | Open MPI "
       "| Open MPI/lanes | faithful |")
     w("|---|---|---:|---:|---:|---:|---:|---:|---|")
@@ -325,8 +334,9 @@ for name, kind, description in LAYOUTS:
     w(f"### {name}: {description}\n")
     w("`lanes-testbed check`:\n")
     w("```text\n" + check_text.strip() + "\n```\n")
-    w(f"Faithful for one-direction traffic (bcast, scatter): **{'yes' if one_ok else 'no'}**; "
-      f"for traffic in both directions at once (alltoall): **{'yes' if both_ok else 'no'}**.\n")
+    w(f"Faithful for one-direction traffic (bcast, scatter, reduce): "
+      f"**{'yes' if one_ok else 'no'}**; for traffic in both directions at once (alltoall, "
+      f"allreduce): **{'yes' if both_ok else 'no'}**.\n")
     busy, kernel = cpu_busy(name)
     if busy is not None:
         w(f"CPU of the host during the layout's benchmarks: {busy:.0f} % busy ({kernel:.0f} % "
@@ -401,13 +411,13 @@ for name, kind, description in LAYOUTS:
 
     # Targets of this layout.
     if kind == "main":
-        for coll in COLLS:
+        for coll in TARGET_COLLS:
             cs = counts_of(cl, coll)
             if not cs:
                 continue
             c = cs[-1]
             a, b1, n = auto(cl, coll, c, k), auto(cl, coll, c, 1), native(cl, coll, c)
-            fair = one_ok if coll != "alltoall" else both_ok
+            fair = both_ok if coll in BOTH_WAYS else one_ok
             tag = "" if fair else " (layout not faithful for this pattern)"
             if a:
                 r = a["avg_us"] / link_bound_us(coll, nodes, ppn, c, node_bits)
@@ -465,7 +475,7 @@ for name, kind, description in LAYOUTS:
                                 f"predicted {us(pred)} µs, measured {us(meas[0]['avg_us'])} µs "
                                 f"({err:.0%} off)", verdict(err <= 0.20)))
     if kind == "rails":
-        for coll in COLLS:
+        for coll in TARGET_COLLS:
             cs = counts_of(cl, coll)
             a, b1 = (auto(cl, coll, cs[-1], k), auto(cl, coll, cs[-1], 1)) if cs else (None, None)
             if a and b1:

@@ -4,6 +4,7 @@
 // lanes around the MPI library's own.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <optional>
@@ -295,6 +296,37 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
             sendbuf == MPI_IN_PLACE ? std::span<const std::byte>(result)
                                     : std::span(static_cast<const std::byte*>(sendbuf), red->bytes);
         lc.allreduce_bytes(in, result, red->type, red->op);
+      },
+      forward);
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  const auto red = reduction_of(recvcount, datatype, op);
+  const auto forward = [&] {
+    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+  };
+  if (!red) {
+    lanes::mpi_interpose::count_fallback();
+    return forward();
+  }
+  return intercept(
+      Coll::reduce_scatter_block, comm, "MPI_Reduce_scatter_block",
+      [&](lanes::Communicator& lc) {
+        // The input: size() blocks of recvcount elements; the result: this rank's block.
+        const std::size_t all = red->bytes * static_cast<std::size_t>(lc.size());
+        auto* out = static_cast<std::byte*>(recvbuf);
+        if (sendbuf == MPI_IN_PLACE) {
+          // The input is recvbuf itself, the result goes to its first block: reduce into
+          // scratch, since lanes reads the input while it writes the result.
+          std::vector<std::byte> result(red->bytes);
+          lc.reduce_scatter_block_bytes(std::span<const std::byte>(out, all), result, red->type,
+                                        red->op);
+          std::copy(result.begin(), result.end(), out);
+        } else {
+          lc.reduce_scatter_block_bytes(std::span(static_cast<const std::byte*>(sendbuf), all),
+                                        std::span(out, red->bytes), red->type, red->op);
+        }
       },
       forward);
 }

@@ -2,13 +2,28 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
 
 namespace lanes::mpi_interpose {
 
-enum class Coll { bcast, scatter, alltoall, allgather, gather, reduce, allreduce, barrier };
-inline constexpr std::array<const char*, 8> kCollNames = {
-    "bcast", "scatter", "alltoall", "allgather", "gather", "reduce", "allreduce", "barrier"};
+// In the order of the statistics line.
+enum class Coll {
+  bcast,
+  scatter,
+  alltoall,
+  allgather,
+  gather,
+  allreduce,
+  reduce,
+  reduce_scatter_block,
+  barrier
+};
+inline constexpr std::array<const char*, 9> kCollNames = {
+    "bcast",  "scatter",   "alltoall", "allgather",
+    "gather", "allreduce", "reduce",   "reduce_scatter_block",
+    "barrier"};
+static_assert(static_cast<std::size_t>(Coll::barrier) + 1 == kCollNames.size());
 
 struct Settings {
   std::array<bool, kCollNames.size()> enabled{};

@@ -7,7 +7,7 @@ run_mpi=$1 bench=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 counts=0,1,1000,70000
-"$run_mpi" 3 2 "$bench" --check --collective bcast,scatter,alltoall,allgather,allreduce \
+"$run_mpi" 3 2 "$bench" --check --collective bcast,scatter,alltoall,allgather,allreduce,reduce \
   --counts "$counts" --reps 3 --warmup 1 --csv "$dir/b.csv" \
   >"$dir/out.md" 2>"$dir/err.txt"
 rc=$?
@@ -28,13 +28,15 @@ bad=$(tail -n +2 "$dir/b.csv" | awk -F, 'NF != 11 || $5 != 2 || $6 != 2 || $8 !=
   $10 > $11 + 0.0005 ||
   ($2 == "native") != ($4 == 0) || ($2 == "native") != ($3 == "mpi")')
 [ -z "$bad" ] || { echo "FAIL: malformed rows:"; echo "$bad"; fail=1; }
-for coll in bcast scatter alltoall allgather allreduce; do
+for coll in bcast scatter alltoall allgather allreduce reduce; do
   for c in ${counts//,/ }; do
     n=$(grep -c "^$coll,native,mpi,0,2,2,$c," "$dir/b.csv")
     l=$(grep -c "^$coll,lanes,.*,2,2,$c," "$dir/b.csv")
-    # Every algorithm that applies to nodes of 2 and 1: at least 3 (allreduce: 2, full-lane aside).
+    # Every algorithm that applies to nodes of 2 and 1: at least 3 (allreduce: 2, full-lane aside;
+    # reduce: its one algorithm, binomial).
     want=3
     [ "$coll" = allreduce ] && want=2
+    [ "$coll" = reduce ] && want=1
     [ "$n" = 1 ] && [ "$l" -ge "$want" ] ||
       { echo "FAIL: $coll count $c: $n native and $l lanes rows"; fail=1; }
   done

@@ -1,14 +1,15 @@
 /* An ordinary MPI program (it knows nothing of lanes) that checks MPI_Bcast, MPI_Scatter,
- * MPI_Gather, MPI_Alltoall, MPI_Allgather, MPI_Reduce, MPI_Allreduce and MPI_Barrier on several
- * communicators (world, split halves, reversed order, a dup), with every root, counts from 0 to
- * large, MPI_IN_PLACE, a contiguous derived datatype and a strided one, and ranks that describe the
- * same data with different datatypes. Every expected value is computed here, never asked of MPI.
- * Also creates and frees hundreds of short-lived communicators, and makes calls on an
- * inter-communicator.
+ * MPI_Gather, MPI_Alltoall, MPI_Allgather, MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block and
+ * MPI_Barrier on several communicators (world, split halves, reversed order, a dup), with every
+ * root, counts from 0 to large, MPI_IN_PLACE, a contiguous derived datatype and a strided one, and
+ * ranks that describe the same data with different datatypes. Every expected value is computed
+ * here, never asked of MPI. Also creates and frees hundreds of short-lived communicators, and makes
+ * calls on an inter-communicator.
  *
  * Prints on rank 0: "expect: bcast=N scatter=N alltoall=N allgather=N gather=N reduce=N
- * allreduce=N barrier=N inter=N" (calls summed over ranks; inter: calls that must go to the MPI
- * library: on inter-communicators, and reductions with MPI_MAXLOC or a derived datatype) and
+ * allreduce=N reduce_scatter_block=N barrier=N inter=N" (calls summed over ranks; inter: calls
+ * that must go to the MPI library: on inter-communicators, and reductions with MPI_MAXLOC or a
+ * user-defined operation) and
  * "checksum: X" over every result, so that runs with and without liblanes_mpi can be compared.
  * Exits 1 on any wrong value.
  *
@@ -21,7 +22,19 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { BCAST, SCATTER, ALLTOALL, ALLGATHER, GATHER, REDUCE, ALLREDUCE, BARRIER, INTER, NCOUNTS };
+enum {
+  BCAST,
+  SCATTER,
+  ALLTOALL,
+  ALLGATHER,
+  GATHER,
+  REDUCE,
+  ALLREDUCE,
+  REDUCE_SCATTER_BLOCK,
+  BARRIER,
+  INTER,
+  NCOUNTS
+};
 static long long calls[NCOUNTS];
 static uint64_t checksum = 1469598103934665603ull;
 static long errors;
@@ -313,6 +326,99 @@ static void test_reductions(MPI_Comm comm, long n, int root) {
   free(fout);
 }
 
+/* A user-defined operation (commutative): sums modulo a prime. The MPI library serves it. */
+enum { MODULUS = 1000003 };
+static void sum_mod(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  const int* a = in;
+  int* b = inout;
+  for (int i = 0; i < *len; ++i) b[i] = (int)(((long)a[i] + b[i]) % MODULUS);
+}
+
+/* MPI_Reduce_scatter_block: every rank's input holds `size` blocks of n elements, and rank r
+ * receives the combination of every rank's block r. Element j of rank s's input derives from
+ * value(tag, s, j); rank r checks its own block, j = r * n + i, and that the element after it in
+ * the receive buffer stays untouched. MPI_INT sums (also MPI_IN_PLACE, where the input is the
+ * receive buffer, size * n elements, and the result lands in its first block), MPI_DOUBLE sums of
+ * small integers (exact in any order), MPI_UNSIGNED bitwise or, and a user-defined operation. */
+static void test_reduce_scatter_block(MPI_Comm comm, long n) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int tag = ++tag_counter;
+  const long all = n * size, mine = (long)rank * n;
+  int* in = malloc((size_t)(all + 1) * sizeof(int));
+  int* out = malloc((size_t)(all + 1) * sizeof(int));
+  int* want = malloc((size_t)(n + 1) * sizeof(int));
+  for (long j = 0; j < all; ++j) in[j] = value(tag, rank, j) % 1000;
+  for (long i = 0; i < n; ++i) {
+    want[i] = 0;
+    for (int r = 0; r < size; ++r) want[i] += value(tag, r, mine + i) % 1000;
+  }
+
+  where = "MPI_Reduce_scatter_block(MPI_INT, MPI_SUM)";
+  for (long i = 0; i <= n; ++i) out[i] = -7;
+  MPI_Reduce_scatter_block(in, out, (int)n, MPI_INT, MPI_SUM, comm);
+  ++calls[REDUCE_SCATTER_BLOCK];
+  for (long i = 0; i < n; ++i) expect(out[i], want[i], i);
+  expect(out[n], -7, n);
+
+  where = "MPI_Reduce_scatter_block(MPI_IN_PLACE, MPI_INT, MPI_SUM)";
+  for (long j = 0; j < all; ++j) out[j] = in[j];
+  out[all] = -7;
+  MPI_Reduce_scatter_block(MPI_IN_PLACE, out, (int)n, MPI_INT, MPI_SUM, comm);
+  ++calls[REDUCE_SCATTER_BLOCK];
+  for (long i = 0; i < n; ++i) expect(out[i], want[i], i);
+  expect(out[all], -7, all);
+
+  double* din = malloc((size_t)(all + 1) * sizeof(double));
+  double* dout = malloc((size_t)(n + 1) * sizeof(double));
+  for (long j = 0; j < all; ++j) din[j] = (double)(in[j] - 500);
+  for (long i = 0; i <= n; ++i) dout[i] = -7.0;
+  where = "MPI_Reduce_scatter_block(MPI_DOUBLE, MPI_SUM)";
+  MPI_Reduce_scatter_block(din, dout, (int)n, MPI_DOUBLE, MPI_SUM, comm);
+  ++calls[REDUCE_SCATTER_BLOCK];
+  for (long i = 0; i < n; ++i) expect((int)dout[i], want[i] - 500 * size, i);
+  expect((int)dout[n], -7, n);
+
+  unsigned* uin = malloc((size_t)(all + 1) * sizeof(unsigned));
+  unsigned* uout = malloc((size_t)(n + 1) * sizeof(unsigned));
+  for (long j = 0; j < all; ++j) uin[j] = 1u << ((rank + j) % 31);
+  for (long i = 0; i <= n; ++i) uout[i] = 7u << 29;
+  where = "MPI_Reduce_scatter_block(MPI_UNSIGNED, MPI_BOR)";
+  MPI_Reduce_scatter_block(uin, uout, (int)n, MPI_UNSIGNED, MPI_BOR, comm);
+  ++calls[REDUCE_SCATTER_BLOCK];
+  for (long i = 0; i < n; ++i) {
+    unsigned w = 0;
+    for (int r = 0; r < size; ++r) w |= 1u << ((r + mine + i) % 31);
+    expect((int)uout[i], (int)w, i);
+  }
+  expect((int)uout[n], (int)(7u << 29), n);
+
+  /* A user-defined operation: the MPI library's. */
+  MPI_Op op;
+  MPI_Op_create(sum_mod, 1, &op);
+  for (long j = 0; j < all; ++j) in[j] = value(tag, rank, j) % MODULUS;
+  for (long i = 0; i <= n; ++i) out[i] = -7;
+  where = "MPI_Reduce_scatter_block(MPI_INT, user-defined sum modulo 1000003)";
+  MPI_Reduce_scatter_block(in, out, (int)n, MPI_INT, op, comm);
+  ++calls[INTER];
+  for (long i = 0; i < n; ++i) {
+    long w = 0;
+    for (int r = 0; r < size; ++r) w += value(tag, r, mine + i) % MODULUS;
+    expect(out[i], (int)(w % MODULUS), i);
+  }
+  expect(out[n], -7, n);
+  MPI_Op_free(&op);
+  free(in);
+  free(out);
+  free(want);
+  free(din);
+  free(dout);
+  free(uin);
+  free(uout);
+}
+
 /* A barrier no rank may leave before the last one entered: each rank in turn arrives 20 ms late;
  * entry and exit times (one host: one monotonic clock) gathered at rank 0 must show every exit
  * after every entry. */
@@ -371,8 +477,10 @@ static void sweep(MPI_Comm comm, long large, int phase) {
       test_gather(comm, &kinds[0], &kinds[2], counts[c], root, 0);
       test_reductions(comm, counts[c], root);
     }
+    test_reduce_scatter_block(comm, counts[c]);
   }
   test_reductions(comm, large / 4, size / 2);
+  test_reduce_scatter_block(comm, 100003); /* odd, and large: 100003 ints per block */
   test_barrier(comm);
   test_bcast(comm, &kinds[0], large, size - 1);
   test_bcast(comm, &kinds[2], large / 4, 0);
@@ -465,9 +573,9 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     printf(
         "expect: bcast=%lld scatter=%lld alltoall=%lld allgather=%lld gather=%lld reduce=%lld "
-        "allreduce=%lld barrier=%lld inter=%lld\n",
+        "allreduce=%lld reduce_scatter_block=%lld barrier=%lld inter=%lld\n",
         total[BCAST], total[SCATTER], total[ALLTOALL], total[ALLGATHER], total[GATHER],
-        total[REDUCE], total[ALLREDUCE], total[BARRIER], total[INTER]);
+        total[REDUCE], total[ALLREDUCE], total[REDUCE_SCATTER_BLOCK], total[BARRIER], total[INTER]);
     printf("checksum: %016llx\n", xsum);
     printf("interpose_check: %d processes: %s\n", size,
            all_errors == 0 ? "all values correct" : "WRONG VALUES");

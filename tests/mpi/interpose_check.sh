@@ -4,8 +4,8 @@
 # checksum of all results, and LANES_MPI_STATS must show the calls lanes should have served.
 #   interpose_check.sh NP NODE_SIZE PROGRAM LIBLANES_MPI [MODE]
 # MODE: preload (default): LD_PRELOAD through mpirun -x; preload-env: LD_PRELOAD set for mpirun
-# itself, which passes it on; colls: LANES_MPI_COLLS=bcast,alltoall, so the other collectives
-# must be forwarded; linked: PROGRAM is linked with liblanes_mpi and runs once, with statistics.
+# itself, which passes it on; colls: LANES_MPI_COLLS=bcast,alltoall,reduce_scatter_block, so the
+# other collectives must be forwarded; linked: PROGRAM is linked with liblanes_mpi and runs once, with statistics.
 set -u
 np=$1 node_size=$2 prog=$3 lib=$4 mode=${5:-preload}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +17,7 @@ if [ "$mode" != linked ]; then
   echo "$plain" | grep -E '^(expect|checksum|interpose_check):'
 fi
 colls=all
-[ "$mode" = colls ] && colls=bcast,alltoall
+[ "$mode" = colls ] && colls=bcast,alltoall,reduce_scatter_block
 if [ "$mode" = linked ]; then
   with=$(LANES_MPI_STATS=1 LANES_MPI_COLLS=$colls "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
 elif [ "$mode" = preload-env ]; then
@@ -38,8 +38,13 @@ fi
 
 expect=$(echo "$with" | grep '^expect:') stats=$(echo "$with" | grep '^lanes-mpi:')
 [ -n "$stats" ] || { echo "$with"; echo "FAIL: no lanes-mpi statistics line"; exit 1; }
+# The line's fields, in the order README gives.
+n='[0-9]+'
+echo "$stats" | grep -qE "^lanes-mpi: bcast=$n scatter=$n alltoall=$n allgather=$n gather=$n \
+allreduce=$n reduce=$n reduce_scatter_block=$n barrier=$n fallback=$n\$" ||
+  { echo "FAIL: statistics line '$stats' is not in the documented form"; exit 1; }
 fallback=$(field "$expect" inter)
-for c in bcast scatter alltoall allgather gather reduce allreduce barrier; do
+for c in bcast scatter alltoall allgather gather reduce allreduce reduce_scatter_block barrier; do
   want=$(field "$expect" "$c") got=$(field "$stats" "$c")
   if [ "$colls" = all ] || [[ ",$colls," == *",$c,"* ]]; then
     [ "$got" = "$want" ] || { echo "FAIL: lanes served $got $c calls, expected $want"; exit 1; }
@@ -48,8 +53,8 @@ for c in bcast scatter alltoall allgather gather reduce allreduce barrier; do
     fallback=$((fallback + want))
   fi
 done
-# The inter-communicator calls, the MPI_MAXLOC reductions, and the collectives not enabled went
-# to MPI.
+# The inter-communicator calls, the MPI_MAXLOC and user-operation reductions, and the
+# collectives not enabled went to MPI.
 [ "$(field "$stats" fallback)" = "$fallback" ] ||
   { echo "FAIL: fallback=$(field "$stats" fallback), expected $fallback"; exit 1; }
 echo "interpose_check.sh: np $np node $node_size ($mode): results identical, statistics as expected"
