@@ -9,7 +9,19 @@
 #include <sstream>
 #include <string_view>
 
+#include "algos/registry.hpp"
+
 namespace lanes::detail {
+
+namespace {
+
+// The algorithms come from the registry, so the list cannot fall behind it.
+std::string algorithm_help(const char* what, algos::Collective coll) {
+  return std::string(what) + " algorithm: " + algos::algorithm_names(coll) +
+         ". auto: the cost model's choice.";
+}
+
+}  // namespace
 
 const std::vector<ConfigVar>& config_table() {
   static const std::vector<ConfigVar> table = {
@@ -48,32 +60,23 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_RULES", "",
        "JSON file of selection rules by collective, size range and ranks (rank 0's is used "
        "everywhere); consulted before the cost model. Empty: none."},
-      {"LANES_BCAST_ALGORITHM", "auto",
-       "Broadcast algorithm: binomial, kported, scatter-allgather, scatter-ring, "
-       "scatter-ring-bwsave, hierarchical, full-lane, k-lane, pipeline. auto: the cost model's "
-       "choice."},
-      {"LANES_SCATTER_ALGORITHM", "auto",
-       "Scatter algorithm: linear, binomial, kported, full-lane, k-lane. auto: the cost "
-       "model's choice."},
-      {"LANES_ALLTOALL_ALGORITHM", "auto",
-       "Alltoall algorithm: pairwise, kported, bruck, full-lane, k-lane, windowed. auto: the cost "
-       "model's choice."},
+      {"LANES_BCAST_ALGORITHM", "auto", algorithm_help("Broadcast", algos::Collective::bcast)},
+      {"LANES_SCATTER_ALGORITHM", "auto", algorithm_help("Scatter", algos::Collective::scatter)},
+      {"LANES_ALLTOALL_ALGORITHM", "auto", algorithm_help("Alltoall", algos::Collective::alltoall)},
       {"LANES_ALLGATHER_ALGORITHM", "auto",
-       "Allgather algorithm: linear, ring, recursive-doubling, bruck, node-aware. auto: the "
-       "cost model's choice."},
-      {"LANES_GATHER_ALGORITHM", "auto",
-       "Gather algorithm: linear, binomial. auto: the cost model's choice."},
-      {"LANES_REDUCE_ALGORITHM", "auto",
-       "Reduce algorithm: binomial. auto: the cost model's choice."},
+       algorithm_help("Allgather", algos::Collective::allgather)},
+      {"LANES_GATHER_ALGORITHM", "auto", algorithm_help("Gather", algos::Collective::gather)},
+      {"LANES_REDUCE_ALGORITHM", "auto", algorithm_help("Reduce", algos::Collective::reduce)},
       {"LANES_ALLREDUCE_ALGORITHM", "auto",
-       "Allreduce algorithm: recursive-doubling, ring, full-lane. auto: the cost model's choice."},
+       algorithm_help("Allreduce", algos::Collective::allreduce)},
       {"LANES_REDUCE_SCATTER_BLOCK_ALGORITHM", "auto",
-       "Reduce-scatter (equal blocks) algorithm: ring, pairwise. auto: the cost model's choice."},
+       algorithm_help("Reduce-scatter (equal blocks)", algos::Collective::reduce_scatter_block)},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
-       "scatter, gather, alltoall, allgather, reduce, allreduce, barrier; all; or none. The others "
-       "go to "
-       "the MPI library (so do reductions of derived datatypes, MPI_MAXLOC and MPI_MINLOC, and "
+       "scatter, gather, alltoall, allgather, reduce, allreduce, reduce_scatter_block, barrier; "
+       "all; "
+       "or none. The others go to the MPI library (so do reductions of derived datatypes, "
+       "MPI_MAXLOC and MPI_MINLOC, and "
        "user-defined operations)."},
       {"LANES_MPI_STATS", "0",
        "liblanes_mpi: 1 makes rank 0 print at MPI_Finalize one line 'lanes-mpi: bcast=N ... "

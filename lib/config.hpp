@@ -12,7 +12,7 @@ namespace lanes::detail {
 struct ConfigVar {
   const char* name;
   const char* default_value;
-  const char* help;
+  std::string help;
 };
 
 // Every variable lanes reads, in the order lanes-info and the README list them.

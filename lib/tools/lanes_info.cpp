@@ -13,7 +13,7 @@ namespace {
 void print_config_markdown() {
   std::printf("| variable | default | meaning |\n|---|---|---|\n");
   for (const auto& var : lanes::detail::config_table()) {
-    std::printf("| `%s` | `%s` | %s |\n", var.name, var.default_value, var.help);
+    std::printf("| `%s` | `%s` | %s |\n", var.name, var.default_value, var.help.c_str());
   }
 }
 
@@ -21,7 +21,7 @@ void print_config() {
   std::printf("%-26s %-10s %-10s %s\n", "variable", "value", "default", "meaning");
   for (const auto& var : lanes::detail::config_table()) {
     std::printf("%-26s %-10s %-10s %s\n", var.name, lanes::detail::config_value(var).c_str(),
-                var.default_value, var.help);
+                var.default_value, var.help.c_str());
   }
 }
 
