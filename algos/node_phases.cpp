@@ -8,7 +8,7 @@ std::size_t node_chunk_bytes(int n) {
   constexpr std::size_t kBudget = 512 * 1024;
   const std::size_t slots = 2 * static_cast<std::size_t>(std::max(n - 1, 1));
   const std::size_t c = std::clamp<std::size_t>(kBudget / slots, 16 * 1024, 256 * 1024);
-  return c / 64 * 64;
+  return std::size_t{1} << (63 - __builtin_clzll(c));  // a power of two
 }
 
 std::size_t node_bounce_bytes(int n, std::size_t part_bytes) {
@@ -35,10 +35,12 @@ NodeReduceScatter node_reduce_scatter(Schedule& s, const Layout& layout,
   const int me = mates[static_cast<std::size_t>(i)];
   const LaneSet lanes = layout.lanes_of[me];
   NodeReduceScatter out;
+  out.sent.resize(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j) {
     if (j == i) continue;
     for (const Region& c : chunks_of(input(j), chunk)) {
-      out.sent.push_back(s.send(mates[static_cast<std::size_t>(j)], lanes, c, {}, round));
+      out.sent[static_cast<std::size_t>(j)].push_back(
+          s.send(mates[static_cast<std::size_t>(j)], lanes, c, {}, round));
     }
   }
   out.chunks = chunks_of(result, chunk);
@@ -97,8 +99,8 @@ NodeReduceScatter node_reduce_scatter(Schedule& s, const Layout& layout,
 
 void node_allgather(Schedule& s, const Layout& layout, const std::vector<int>& mates, int i,
                     const std::vector<Region>& mine, const std::vector<OpId>& ready,
-                    const std::function<Region(int)>& output, const std::vector<OpId>& after,
-                    int round) {
+                    const std::function<Region(int)>& output,
+                    const std::vector<std::vector<OpId>>& sent, int round) {
   const int n = static_cast<int>(mates.size());
   const std::size_t chunk = node_chunk_bytes(n);
   const int me = mates[static_cast<std::size_t>(i)];
@@ -109,8 +111,12 @@ void node_allgather(Schedule& s, const Layout& layout, const std::vector<int>& m
       const OpId dep = ready.size() == 1 ? ready[0] : ready[c];
       s.send(peer, layout.lanes_of[me], mine[c], {dep}, round);
     }
-    for (const Region& c : chunks_of(output(j), chunk)) {
-      s.recv(peer, layout.lanes_of[peer], c, after, round);
+    const std::vector<Region> pieces = chunks_of(output(j), chunk);
+    const auto& before = sent[static_cast<std::size_t>(j)];
+    for (std::size_t c = 0; c < pieces.size(); ++c) {
+      std::vector<OpId> after;
+      if (c < before.size()) after.push_back(before[c]);
+      s.recv(peer, layout.lanes_of[peer], pieces[c], after, round);
     }
   }
 }

@@ -24,7 +24,7 @@
 namespace lanes::algos {
 
 // Chunk size of the node phases for n local ranks: two bounce slots per peer stay within half a
-// megabyte (a core's L2), between 16 KiB and 256 KiB, a multiple of 64 bytes.
+// megabyte (a core's L2); a power of two between 16 KiB and 256 KiB.
 std::size_t node_chunk_bytes(int n);
 // Scratch bytes of the bounce area node_reduce_scatter() uses for n local ranks and a largest
 // part of `part_bytes`.
@@ -33,7 +33,8 @@ std::size_t node_bounce_bytes(int n, std::size_t part_bytes);
 std::vector<Region> chunks_of(const Region& r, std::size_t chunk);
 
 struct NodeReduceScatter {
-  std::vector<OpId> sent;      // the sends of the other parts of this rank's input
+  // sent[j]: the sends of part j of this rank's input to local rank j, chunk by chunk.
+  std::vector<std::vector<OpId>> sent;
   std::vector<Region> chunks;  // this rank's part of the result, chunk by chunk
   std::vector<OpId> done;      // per chunk: the op after which it holds the node's combination
 };
@@ -49,10 +50,11 @@ NodeReduceScatter node_reduce_scatter(Schedule& s, const Layout& layout,
 
 // Node allgather of parts: local rank i sends each chunk of `mine` to every mate once its op in
 // `ready` completed (one per chunk, or one for all); receives part j's chunks from mate j into
-// output(j) after the ops `after` (those that still read what it overwrites). Round `round`.
+// output(j), chunk c after sent[j][c] where there is one (in place, that send still reads what
+// the chunk overwrites). Round `round`.
 void node_allgather(Schedule& s, const Layout& layout, const std::vector<int>& mates, int i,
                     const std::vector<Region>& mine, const std::vector<OpId>& ready,
-                    const std::function<Region(int)>& output, const std::vector<OpId>& after,
-                    int round);
+                    const std::function<Region(int)>& output,
+                    const std::vector<std::vector<OpId>>& sent, int round);
 
 }  // namespace lanes::algos

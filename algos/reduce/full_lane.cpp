@@ -117,8 +117,13 @@ Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args) {
         const int from = mates[static_cast<std::size_t>(j)];
         const std::vector<Region> pieces =
             nodes == 1 ? chunks_of(in_recv(j), chunk) : std::vector<Region>{in_recv(j)};
-        for (const Region& c : pieces) {
-          if (c.bytes > 0) s.recv(from, layout.lanes_of[from], c, rs.sent, last_round);
+        // In place, each piece overwrites input that a phase 1 send reads.
+        const auto& before = rs.sent[static_cast<std::size_t>(j)];
+        for (std::size_t c = 0; c < pieces.size(); ++c) {
+          const std::vector<OpId> after =
+              nodes == 1 && c < before.size() ? std::vector<OpId>{before[c]} : before;
+          if (pieces[c].bytes > 0)
+            s.recv(from, layout.lanes_of[from], pieces[c], after, last_round);
         }
       }
     }

@@ -132,8 +132,10 @@ TEST(ShmSegment, AttachUnknownNameFails) {
 }
 
 TEST(NodeChannels, GeometryShrinksChunksOnLargeNodes) {
-  EXPECT_EQ(default_geometry(2).chunk, 32u * 1024);
+  EXPECT_EQ(default_geometry(2).chunk, 256u * 1024);
+  EXPECT_EQ(default_geometry(4).chunk, 64u * 1024);
   EXPECT_EQ(default_geometry(128).chunk, 4096u);
+  EXPECT_LE(channel_segment_bytes(default_geometry(2)), std::size_t{17} << 20);
   EXPECT_LT(channel_segment_bytes(default_geometry(64)), std::size_t{600} << 20);
 }
 
@@ -159,13 +161,14 @@ TEST_P(ChannelProtocols, DeliverEveryByte) {
 INSTANTIATE_TEST_SUITE_P(
     Sizes, ChannelProtocols,
     ::testing::Combine(::testing::Bool(),
-                       ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{32 * 1024},
-                                         std::size_t{32 * 1024 + 1}, std::size_t{(1 << 20) + 3})));
+                       ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{256 * 1024},
+                                         std::size_t{256 * 1024 + 1}, std::size_t{(1 << 20) + 3})));
 
 TEST(NodeChannels, SizeMismatchFailsBothSides) {
   for (bool cma : {true, false}) {
     Pair pair(cma);
-    std::vector<char> out(100000, 1), in(50000);
+    // Both above the inline limit: the sender waits for the receiver, which rejects the size.
+    std::vector<char> out(2 * pair.geometry.chunk + 100000, 1), in(pair.geometry.chunk + 50000);
     ShmTransfer s = pair.a->send(1, 0, out.data(), out.size());
     ShmTransfer r = pair.b->recv(0, 0, in.data(), in.size());
     std::string es, er;
@@ -175,7 +178,7 @@ TEST(NodeChannels, SizeMismatchFailsBothSides) {
       if (rs == XferState::pending) rs = r.test(er);
     }
     EXPECT_EQ(rs, XferState::failed);
-    EXPECT_NE(er.find("100000 bytes"), std::string::npos) << er;
+    EXPECT_NE(er.find(std::to_string(out.size()) + " bytes"), std::string::npos) << er;
     EXPECT_EQ(ss, XferState::failed) << "cma=" << cma;
   }
 }

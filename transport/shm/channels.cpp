@@ -85,9 +85,9 @@ ChannelGeometry default_geometry(int local_size) {
   g.local_size = local_size;
   const std::size_t pairs =
       static_cast<std::size_t>(local_size) * static_cast<std::size_t>(std::max(local_size - 1, 1));
-  // Aim at about 64 MiB of chunk buffers per node; never below 4 KiB or above 32 KiB.
-  std::size_t chunk = (64u << 20) / (pairs * static_cast<std::size_t>(g.slots) * 2);
-  chunk = std::clamp<std::size_t>(chunk, 4096, 32 * 1024);
+  // Aim at about 16 MiB of chunk buffers per node; never below 4 KiB or above 256 KiB.
+  std::size_t chunk = (16u << 20) / (pairs * static_cast<std::size_t>(g.slots) * 2);
+  chunk = std::clamp<std::size_t>(chunk, 4096, 256 * 1024);
   g.chunk = std::size_t{1} << (63 - __builtin_clzll(chunk));  // a power of two
   return g;
 }
