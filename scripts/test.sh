@@ -29,7 +29,7 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   GTEST_FILTER='-Registry/EveryAlgorithm.*:Registry/EveryReduction.*:AllreduceFullLane.CorrectOnRegularLayouts:BarrierDissemination.EveryRankHearsFromEveryRank' \
     meson test -C "$asan" --print-errorlogs --num-processes 1 --logbase unit \
     unit/topology unit/bootstrap unit/layout unit/schedules unit/config unit/cost_model \
-    unit/rules unit/shm unit/runtime unit/stripe unit/reduction_algorithms
+    unit/rules unit/shm unit/runtime unit/stripe unit/reduction_algorithms unit/scratch_pool
   rc2=$?
   meson test -C "$asan" --print-errorlogs --num-processes 1 --logbase integration \
     'collectives np4 node2' 'collectives np5 node3' 'collectives staged-shm np3 node2' \
