@@ -45,8 +45,10 @@ const std::vector<ConfigVar>& config_table() {
        "UCX transports of every rail context (UCX_TLS syntax). The default excludes UCX's "
        "shared-memory transports: on-node traffic uses lanes' own segment."},
       {"LANES_CMA", "auto",
-       "Single-copy on-node transfers with process_vm_readv/writev: auto (probe, fall back to "
-       "staged copies), 1 (require), 0 (never)."},
+       "Single-copy on-node transfers of large messages with process_vm_readv/writev: auto (where "
+       "a host runs more processes than cores, or a node's chunks are below 64 KiB; otherwise "
+       "staged copies through the node segment, and always when the probe fails), 1 (require), "
+       "0 (never)."},
       {"LANES_CHECK", "0",
        "1: before each collective all ranks confirm the same collective, root and sizes; a "
        "mismatch fails on every rank with a message naming it."},

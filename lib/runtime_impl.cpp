@@ -23,6 +23,14 @@ namespace lanes::detail {
 
 namespace {
 
+// Large on-node messages: single-copy (CMA) moves each byte once, split between the two
+// processes, but pins every page; a staged copy moves it twice, through the pair's chunk
+// buffers, each side copying at once at memory speed. With a core per process and chunks of
+// 64 KiB or more the staged copy is the faster; when processes share cores, the single copy.
+bool prefer_cma(bool oversubscribed, const transport::ChannelGeometry& g) {
+  return oversubscribed || g.chunk < 64 * 1024;
+}
+
 int usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -167,11 +175,12 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   connect_off_node_peers(layout, rank);
 
   // Busy polling starves peers when a host runs more processes than it has cores.
+  int on_host = 0;
+  for (const auto& rec : records) on_host += rec.node_key == mine.node_key ? 1 : 0;
+  const bool oversubscribed = on_host > mine.cores;
   progress_ = config_.progress;
   if (progress_ == ProgressMode::automatic) {
-    int on_host = 0;
-    for (const auto& rec : records) on_host += rec.node_key == mine.node_key ? 1 : 0;
-    progress_ = on_host > mine.cores ? ProgressMode::wait : ProgressMode::spin;
+    progress_ = oversubscribed ? ProgressMode::wait : ProgressMode::spin;
   }
   for (const auto& rec : records)
     peers_.push_back(PeerRecord{rec.node_key, rec.launcher_local_rank, rec.numa, rec.cores, {}});
@@ -186,10 +195,16 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   const auto& lay = world_->layout();
   const int leader =
       lay.node_ranks[static_cast<std::size_t>(lay.node_of[static_cast<std::size_t>(rank)])].front();
-  const bool want_cma = config_.cma != CmaMode::off;
+  // Every process probes alike (the probe's exchange rounds must match); whether a node uses
+  // single-copy transfers is its own choice.
+  const bool probe_cma = config_.cma != CmaMode::off;
+  const bool want_cma =
+      config_.cma == CmaMode::on ||
+      (config_.cma == CmaMode::automatic &&
+       prefer_cma(oversubscribed, transport::default_geometry(lay.node_size_of(rank))));
   world_->open_node_channels(
       [&boot](const void* m, void* a, std::size_t b) { boot.allgather(m, a, b); }, size, leader,
-      want_cma, want_cma);
+      want_cma, probe_cma);
   if (config_.cma == CmaMode::on && lay.node_size_of(rank) > 1 && !world_->cma()) {
     throw Error(Errc::transport,
                 "LANES_CMA=1 but process_vm_readv between the processes of this node fails: allow "
