@@ -40,13 +40,15 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_PROGRESS", "auto",
        "How a waiting process polls: spin (busy poll), yield (poll, then sched_yield when idle), "
        "wait (sleep on the rails' event descriptors when only rails are pending). auto: spin "
-       "unless the node has more processes than cores, then wait."},
+       "unless the host runs more processes than the CPUs their affinity masks allow together "
+       "(two processes bound to a core each: spin), then wait."},
       {"LANES_UCX_TLS", "^sm",
        "UCX transports of every rail context (UCX_TLS syntax). The default excludes UCX's "
        "shared-memory transports: on-node traffic uses lanes' own segment."},
       {"LANES_CMA", "auto",
        "Single-copy on-node transfers of large messages with process_vm_readv/writev: auto (where "
-       "a host runs more processes than cores, or a node's chunks are below 64 KiB; otherwise "
+       "a host is oversubscribed as for LANES_PROGRESS, or a node's chunks are below 64 KiB; "
+       "otherwise "
        "staged copies through the node segment, and always when the probe fails), 1 (require), "
        "0 (never)."},
       {"LANES_CHECK", "0",

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,12 +40,51 @@ int usable_cores() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+// This process's affinity as a bit string (empty when unknown).
+std::string affinity_bits() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  std::string bits;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const auto byte = static_cast<std::size_t>(cpu / 8);
+    if (bits.size() <= byte) bits.resize(byte + 1, '\0');
+    bits[byte] = static_cast<char>(static_cast<unsigned char>(bits[byte]) | (1U << (cpu % 8)));
+  }
+  return bits;
+}
+
+// A host is oversubscribed when its processes outnumber the CPUs they may run on together:
+// two processes bound to a core each are not, four on two cores are.
+bool host_oversubscribed(const std::vector<StartupRecord>& records, const std::string& host) {
+  int processes = 0;
+  int fallback_cores = 1;
+  std::string cpus;
+  bool known = true;
+  for (const auto& rec : records) {
+    if (rec.node_key != host) continue;
+    ++processes;
+    fallback_cores = std::max(fallback_cores, rec.cores);
+    if (rec.cpus.empty()) known = false;
+    if (cpus.size() < rec.cpus.size()) cpus.resize(rec.cpus.size(), '\0');
+    for (std::size_t i = 0; i < rec.cpus.size(); ++i) {
+      cpus[i] = static_cast<char>(static_cast<unsigned char>(cpus[i]) |
+                                  static_cast<unsigned char>(rec.cpus[i]));
+    }
+  }
+  int usable = 0;
+  for (const char c : cpus) usable += std::popcount(static_cast<unsigned char>(c));
+  return processes > (known ? usable : fallback_cores);
+}
+
 std::vector<std::byte> encode(const StartupRecord& rec, std::span<const std::byte> addresses) {
   WireWriter w;
   w.put_string(rec.node_key);
   w.put(static_cast<std::int32_t>(rec.launcher_local_rank));
   w.put(static_cast<std::int32_t>(rec.numa));
   w.put(static_cast<std::int32_t>(rec.cores));
+  w.put_string(rec.cpus);
   w.put(static_cast<std::uint32_t>(rec.rails.size()));
   for (const auto& d : rec.rails) {
     w.put_string(d.name);
@@ -66,6 +106,7 @@ StartupRecord decode(std::span<const std::byte> bytes, std::vector<std::byte>& a
   rec.launcher_local_rank = r.get<std::int32_t>();
   rec.numa = r.get<std::int32_t>();
   rec.cores = r.get<std::int32_t>();
+  rec.cpus = r.get_string();
   const auto n = r.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < n; ++i) {
     topo::NetDevice d;
@@ -126,6 +167,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   mine.launcher_local_rank = placement.local_rank;
   mine.numa = topo::current_numa_node();
   mine.cores = usable_cores();
+  mine.cpus = affinity_bits();
   if (rank == 0) {  // rank 0's files rule everywhere: every rank must choose alike
     if (!config_.calibration.empty()) {
       mine.calibration =
@@ -175,9 +217,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   connect_off_node_peers(layout, rank);
 
   // Busy polling starves peers when a host runs more processes than it has cores.
-  int on_host = 0;
-  for (const auto& rec : records) on_host += rec.node_key == mine.node_key ? 1 : 0;
-  const bool oversubscribed = on_host > mine.cores;
+  const bool oversubscribed = host_oversubscribed(records, mine.node_key);
   progress_ = config_.progress;
   if (progress_ == ProgressMode::automatic) {
     progress_ = oversubscribed ? ProgressMode::wait : ProgressMode::spin;
@@ -305,15 +345,21 @@ void RuntimeImpl::wait(Execution& ex) {
   auto last_progress = clock::now();
   auto next_check = last_progress + std::chrono::milliseconds(100);
   unsigned idle_rounds = 0;
+  bool progressed = false;  // since the clock was last read: a short call never reads it again
   while (!ex.finished()) {
     if (progress()) {
       idle_rounds = 0;
-      last_progress = clock::now();
+      progressed = true;
       continue;
     }
     if (++idle_rounds < 64) continue;
-    if (clock::now() >= next_check) {
-      next_check = clock::now() + std::chrono::milliseconds(100);
+    const auto now = clock::now();
+    if (progressed) {
+      last_progress = now;
+      progressed = false;
+    }
+    if (now >= next_check) {
+      next_check = now + std::chrono::milliseconds(100);
       check_stalled(last_progress);
       progress();  // collects what the checks failed
       continue;

@@ -17,6 +17,8 @@ struct StartupRecord {
   int launcher_local_rank = -1;
   int numa = -1;
   int cores = 1;
+  std::string
+      cpus;  // the CPUs this process may run on, one bit each (cpu i: byte i / 8, bit i % 8)
   std::vector<topo::NetDevice> rails;
   std::string calibration;           // cost-model parameters (rank 0's are used by everyone)
   std::string rules;                 // selection rules, JSON (rank 0's are used by everyone)
