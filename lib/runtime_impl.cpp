@@ -126,7 +126,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     }
     if (!config_.rules.empty()) {
       mine.rules = read_file("LANES_RULES", config_.rules, "");
-      (void)Rules::parse(mine.rules);
+      (void)Rules::parse(mine.rules, "LANES_RULES file '" + config_.rules + "'");
     }
     mine.rail_weights = config_.rail_weights;
   }
