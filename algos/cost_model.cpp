@@ -1,8 +1,10 @@
 #include "algos/cost_model.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <lanes/error.hpp>
+#include <limits>
 #include <sstream>
 
 #include "algos/registry.hpp"
@@ -35,57 +37,84 @@ std::vector<std::uint32_t> MachineParams::rail_weights(int count) const {
   return out;
 }
 
-MachineParams MachineParams::parse(const std::string& text) {
+MachineParams MachineParams::parse(const std::string& text, const std::string& source) {
   MachineParams m;
   std::istringstream in(text);
   std::string line;
+  int line_number = 0;
+  std::string key;
+  const auto bad = [&](const std::string& why) {
+    return Error(Errc::invalid_argument,
+                 source + ": line " + std::to_string(line_number) + ": " + key + ": " + why);
+  };
+  // A whole token in decimal or exponent form ("2e-6", "1200000000"), finite: no blanks, sign
+  // '+', hexadecimal, inf or nan, and nothing after the number.
+  const auto number = [&](const std::string& token) {
+    double x = 0;
+    const char* end = token.data() + token.size();
+    const auto [stop, ec] = std::from_chars(token.data(), end, x);
+    if (ec != std::errc() || stop != end || !std::isfinite(x)) {
+      throw bad("'" + token + "' is not a finite number");
+    }
+    return x;
+  };
+  // A whole number from lo to hi (2 or 2e0, not 2.5), checked before it is converted.
+  const auto whole = [&](const std::string& token, double lo, double hi, const char* expected) {
+    const double x = number(token);
+    if (x != std::floor(x) || x < lo || x > hi) {
+      throw bad("'" + token + "' is not " + expected);
+    }
+    return x;
+  };
   while (std::getline(in, line)) {
+    ++line_number;
     const auto hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
     std::istringstream fields(line);
-    std::string key;
-    double value = 0;
     if (!(fields >> key)) continue;
-    if (!(fields >> value) || !std::isfinite(value) || value < 0) {
-      throw Error(Errc::invalid_argument,
-                  "calibration: no non-negative number after '" + key + "'");
-    }
-    if (key == "rail_rates") {
-      m.rail_rates = {value};
-      while (fields >> value) {
-        if (!std::isfinite(value) || value <= 0) {
-          throw Error(Errc::invalid_argument, "calibration: rail_rates must be positive");
-        }
-        m.rail_rates.push_back(value);
-      }
-      if (m.rail_rates.front() <= 0) {
-        throw Error(Errc::invalid_argument, "calibration: rail_rates must be positive");
+    std::vector<std::string> values;
+    for (std::string v; fields >> v;) values.push_back(v);
+    if (values.empty()) throw bad("no value");
+    if (key == "rail_rates") {  // one rate per rail, in bytes/s
+      m.rail_rates.clear();
+      for (const std::string& v : values) {
+        const double rate = number(v);
+        if (rate <= 0) throw bad("'" + v + "' is not a positive rate");
+        m.rail_rates.push_back(rate);
       }
       continue;
     }
-    if (key == "alpha_shm")
-      m.alpha_shm = value;
-    else if (key == "beta_shm")
-      m.beta_shm = value;
-    else if (key == "alpha_rail")
-      m.alpha_rail = value;
-    else if (key == "beta_rail")
-      m.beta_rail = value;
-    else if (key == "rails")
-      m.rails = std::max(1, static_cast<int>(value));
-    else if (key == "node_bytes_per_s")
-      m.node_bytes_per_s = value;
-    else if (key == "stripe_min_bytes")
-      m.stripe_min_bytes = value;
-    else if (key == "sends_overlap")
-      m.sends_overlap = value != 0;
-    else if (key == "gamma")
-      m.gamma = value;
-    else {
-      throw Error(Errc::invalid_argument,
-                  "calibration: unknown key '" + key +
-                      "' (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s "
-                      "rail_rates stripe_min_bytes sends_overlap gamma)");
+    if (values.size() != 1) {
+      throw bad("expected one value, found " + std::to_string(values.size()) + " ('" + values[0] +
+                "', '" + values[1] + "'...)");
+    }
+    const std::string& v = values.front();
+    if (key == "rails") {
+      m.rails = static_cast<int>(whole(v, 1, static_cast<double>(std::numeric_limits<int>::max()),
+                                       "a whole number from 1 to 2147483647"));
+    } else if (key == "stripe_min_bytes") {
+      // A byte count a size_t holds: the largest double below 2^64 at most.
+      m.stripe_min_bytes =
+          whole(v, 0, 18446744073709549568.0, "a whole number of bytes below 2^64");
+    } else if (key == "sends_overlap") {
+      if (v != "0" && v != "1") throw bad("expected 0 or 1, not '" + v + "'");
+      m.sends_overlap = v == "1";
+    } else {
+      double* field = key == "alpha_shm"          ? &m.alpha_shm
+                      : key == "beta_shm"         ? &m.beta_shm
+                      : key == "alpha_rail"       ? &m.alpha_rail
+                      : key == "beta_rail"        ? &m.beta_rail
+                      : key == "node_bytes_per_s" ? &m.node_bytes_per_s
+                      : key == "gamma"            ? &m.gamma
+                                                  : nullptr;
+      if (field == nullptr) {
+        throw bad(
+            "unknown key (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s "
+            "rail_rates stripe_min_bytes sends_overlap gamma)");
+      }
+      const double x = number(v);
+      if (x < 0) throw bad("'" + v + "' is negative");
+      *field = x;
     }
   }
   return m;

@@ -50,8 +50,10 @@ struct MachineParams {
   // 1000.
   std::vector<std::uint32_t> rail_weights(int count) const;
 
-  // "key value..." lines (the calibration file); unknown keys are an error naming them.
-  static MachineParams parse(const std::string& text);
+  // "key value..." lines (the calibration file). Errors name `source` (the file), the line and
+  // the key: unknown keys, values that are not finite numbers, negative times and rates, rails
+  // and stripe_min_bytes that are not whole numbers in range, sends_overlap other than 0 or 1.
+  static MachineParams parse(const std::string& text, const std::string& source = "calibration");
   std::string to_text() const;
 };
 

@@ -2,7 +2,7 @@
 
 #include <unistd.h>  // environ
 
-#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <lanes/error.hpp>
@@ -55,8 +55,8 @@ const std::vector<ConfigVar>& config_table() {
        "1: before each collective all ranks confirm the same collective, root and sizes; a "
        "mismatch fails on every rank with a message naming it."},
       {"LANES_TIMEOUT", "0",
-       "Seconds a collective may go without any progress before it fails with a timeout error. "
-       "0: never."},
+       "Whole seconds a collective may go without any progress before it fails with a timeout "
+       "error. 0: never."},
       {"LANES_INFO", "0", "1: rank 0 prints the layout at start-up and each algorithm choice."},
       {"LANES_CALIBRATION", "",
        "Cost-model parameters (a file written by lanes-calibrate; rank 0's is used everywhere). "
@@ -96,21 +96,24 @@ namespace {
               std::string(name) + "='" + value + "' is not valid: expected " + expected);
 }
 
+// A decimal integer written as digits alone: no sign, blanks, fraction, exponent or base prefix
+// ("4", not " 4", "+4", "4.0", "4e0" or "0x4").
 long parse_int(const char* name, const std::string& v, long lo, long hi) {
-  char* end = nullptr;
-  errno = 0;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || errno != 0 || *end != '\0' || x < lo || x > hi) {
+  long x = 0;
+  const char* end = v.data() + v.size();
+  const auto [stop, ec] = std::from_chars(v.data(), end, x);
+  if (v.empty() || v.front() == '-' || ec != std::errc() || stop != end || x < lo || x > hi) {
     bad(name, v, "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
   }
   return x;
 }
 
+// A finite number above 0 in decimal or exponent form ("100", "50.5", "1e9"), nothing around it.
 double parse_positive(const char* name, const std::string& whole, const std::string& v) {
-  char* end = nullptr;
-  errno = 0;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || errno != 0 || *end != '\0' || !std::isfinite(x) || x <= 0) {
+  double x = 0;
+  const char* end = v.data() + v.size();
+  const auto [stop, ec] = std::from_chars(v.data(), end, x);
+  if (v.empty() || ec != std::errc() || stop != end || !std::isfinite(x) || x <= 0) {
     bad(name, whole, "comma-separated positive numbers");
   }
   return x;

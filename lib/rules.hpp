@@ -31,9 +31,11 @@ struct Rule {
 
 class Rules {
  public:
-  // Throws lanes::Error(invalid_argument) naming the rule and field that is wrong, including
-  // unknown collectives and algorithm names.
-  static Rules parse(const std::string& json);
+  // Throws lanes::Error(invalid_argument) naming `source` (the file), the rule and the field
+  // that is wrong, including unknown collectives and algorithm names. Byte and rank bounds are
+  // whole numbers (65536, 65536.0 or 6.5536e4; not -1, 1.5, true or "64"), bytes up to
+  // SIZE_MAX, ranks up to INT_MAX, and a rule's range must not be empty.
+  static Rules parse(const std::string& json, const std::string& source = "LANES_RULES");
   std::optional<std::string> match(algos::Collective coll, std::size_t bytes, int ranks) const;
   bool empty() const { return rules_.empty(); }
 

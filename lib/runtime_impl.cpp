@@ -172,11 +172,13 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     if (!config_.calibration.empty()) {
       mine.calibration =
           read_file("LANES_CALIBRATION", config_.calibration, " (make one with lanes-calibrate)");
-      (void)algos::MachineParams::parse(mine.calibration);  // a bad file fails early
+      // A bad file fails early.
+      (void)algos::MachineParams::parse(mine.calibration,
+                                        "LANES_CALIBRATION file '" + config_.calibration + "'");
     }
     if (!config_.rules.empty()) {
       mine.rules = read_file("LANES_RULES", config_.rules, "");
-      (void)Rules::parse(mine.rules);
+      (void)Rules::parse(mine.rules, "LANES_RULES file '" + config_.rules + "'");
     }
     mine.rail_weights = config_.rail_weights;
   }

@@ -1,6 +1,7 @@
 // The MPI entry points liblanes_mpi defines. Each asks whether lanes serves the call (the same
-// answer on every rank of the communicator), turns the buffers into contiguous bytes and runs the
-// lanes collective; otherwise it forwards to PMPI_*. MPI_Init and MPI_Finalize start and stop
+// answer on every rank of the communicator), checks this rank's arguments (mpi/arguments.hpp),
+// turns the buffers into contiguous bytes and runs the lanes collective; otherwise it forwards
+// to PMPI_*. MPI_Init and MPI_Finalize start and stop
 // lanes around the MPI library's own.
 #include <mpi.h>
 
@@ -11,22 +12,35 @@
 #include <span>
 #include <vector>
 
+#include "mpi/arguments.hpp"
 #include "mpi/staging.hpp"
 #include "mpi/state.hpp"
 
 namespace {
 
+using lanes::mpi_interpose::Arguments;
 using lanes::mpi_interpose::Coll;
 using lanes::mpi_interpose::RecvBytes;
 using lanes::mpi_interpose::SendBytes;
 using lanes::mpi_interpose::TypedBuffer;
 
-// One interposed call: `serve(lanes_comm)` when lanes serves it, else `forward()` (PMPI_*);
-// an exception becomes an MPI error raised through comm's error handler.
-template <class Serve, class Forward>
-int intercept(Coll coll, MPI_Comm comm, const char* function, Serve serve, Forward forward) {
+// One interposed call. When lanes may serve it, `check(args)` first records this rank's
+// erroneous arguments (local, before any communication), which become an MPI error class raised
+// through comm's error handler; then `serve(lanes_comm)` runs it, or `forward()` (PMPI_*) when
+// lanes does not serve such a call (`supported` false) or the collective is not routed to lanes.
+// An exception becomes an MPI error raised through comm's error handler.
+template <class Check, class Serve, class Forward>
+int intercept(Coll coll, MPI_Comm comm, const char* function, Check check, Serve serve,
+              Forward forward, bool supported = true) {
   try {
-    lanes::Communicator* lc = lanes::mpi_interpose::serving(coll, comm);
+    if (lanes::mpi_interpose::routed(coll, comm)) {
+      Arguments args(comm);
+      check(args);
+      if (const auto& bad = args.error()) {
+        return lanes::mpi_interpose::raise_error_class(comm, function, bad->error_class, bad->what);
+      }
+    }
+    lanes::Communicator* lc = supported ? lanes::mpi_interpose::serving(coll, comm) : nullptr;
     if (lc == nullptr) {
       lanes::mpi_interpose::count_fallback();
       return forward();
@@ -87,8 +101,9 @@ std::optional<lanes::Op> reduced_op(MPI_Op op) {
   return std::nullopt;
 }
 
-// A reduction lanes serves: a predefined type and operation that apply to each other, a
-// non-negative count. The same answer on every rank (MPI requires the same type, count and op).
+// A reduction lanes serves: a predefined type and operation that apply to each other (the count
+// is checked before, see Arguments). The same answer on every rank (MPI requires the same type,
+// count and op).
 struct Reduction {
   lanes::Datatype type;
   lanes::Op op;
@@ -97,7 +112,7 @@ struct Reduction {
 std::optional<Reduction> reduction_of(int count, MPI_Datatype type, MPI_Op op) {
   const auto t = reduced_type(type);
   const auto o = reduced_op(op);
-  if (count < 0 || !t || !o) return std::nullopt;
+  if (count < 0 || !t || !o) return std::nullopt;  // count: checked before, never taken here
   const bool floating = *t == lanes::Datatype::float32 || *t == lanes::Datatype::float64;
   if (floating && (*o == lanes::Op::band || *o == lanes::Op::bor || *o == lanes::Op::bxor)) {
     return std::nullopt;  // erroneous in MPI: let the MPI library report it
@@ -145,6 +160,10 @@ int MPI_Finalize(void) {
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return intercept(
       Coll::bcast, comm, "MPI_Bcast",
+      [&](Arguments& a) {
+        a.root(root);
+        a.data("buffer", buffer, "count", count, "datatype", datatype);
+      },
       [&](lanes::Communicator& lc) {
         const TypedBuffer b{buffer, count, datatype, 1};
         if (lc.rank() == root) {
@@ -165,6 +184,16 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return intercept(
       Coll::scatter, comm, "MPI_Scatter",
+      [&](Arguments& a) {
+        a.root(root);
+        if (a.rank() == root) {
+          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, a.size());
+        }
+        // MPI_IN_PLACE at the root: recvcount and recvtype are not significant.
+        if (a.rank() != root || recvbuf != MPI_IN_PLACE) {
+          a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype);
+        }
+      },
       [&](lanes::Communicator& lc) {
         if (lc.rank() != root) {
           RecvBytes recv({recvbuf, recvcount, recvtype, 1}, comm);
@@ -192,6 +221,16 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return intercept(
       Coll::gather, comm, "MPI_Gather",
+      [&](Arguments& a) {
+        a.root(root);
+        // MPI_IN_PLACE at the root: sendcount and sendtype are not significant.
+        if (a.rank() != root || sendbuf != MPI_IN_PLACE) {
+          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype);
+        }
+        if (a.rank() == root) {
+          a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
+        }
+      },
       [&](lanes::Communicator& lc) {
         if (lc.rank() != root) {
           SendBytes send({sendbuf, sendcount, sendtype, 1}, comm);
@@ -217,6 +256,12 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return intercept(
       Coll::alltoall, comm, "MPI_Alltoall",
+      [&](Arguments& a) {
+        if (sendbuf != MPI_IN_PLACE) {
+          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, a.size());
+        }
+        a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
+      },
       [&](lanes::Communicator& lc) {
         RecvBytes recv({recvbuf, recvcount, recvtype, lc.size()}, comm);
         if (sendbuf == MPI_IN_PLACE) {
@@ -239,6 +284,12 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return intercept(
       Coll::allgather, comm, "MPI_Allgather",
+      [&](Arguments& a) {
+        if (sendbuf != MPI_IN_PLACE) {
+          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype);
+        }
+        a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
+      },
       [&](lanes::Communicator& lc) {
         RecvBytes recv({recvbuf, recvcount, recvtype, lc.size()}, comm);
         if (sendbuf == MPI_IN_PLACE) {
@@ -259,15 +310,17 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
   const auto red = reduction_of(count, datatype, op);
-  const auto forward = [&] {
-    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-  };
-  if (!red) {
-    lanes::mpi_interpose::count_fallback();
-    return forward();
-  }
   return intercept(
       Coll::reduce, comm, "MPI_Reduce",
+      [&](Arguments& a) {
+        a.root(root);
+        // MPI_IN_PLACE at the root: the input is in recvbuf.
+        if (a.rank() != root || sendbuf != MPI_IN_PLACE) {
+          a.data("sendbuf", sendbuf, "count", count, "datatype", datatype);
+        }
+        if (a.rank() == root) a.data("recvbuf", recvbuf, "count", count, "datatype", datatype);
+        a.op(op);
+      },
       [&](lanes::Communicator& lc) {
         auto* out = static_cast<std::byte*>(recvbuf);
         const std::span<std::byte> result(out, lc.rank() == root ? red->bytes : 0);
@@ -277,19 +330,21 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
                                     : std::span(static_cast<const std::byte*>(sendbuf), red->bytes);
         lc.reduce_bytes(in, result, red->type, red->op, root);
       },
-      forward);
+      [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); },
+      red.has_value());
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
   const auto red = reduction_of(count, datatype, op);
-  const auto forward = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
-  if (!red) {
-    lanes::mpi_interpose::count_fallback();
-    return forward();
-  }
   return intercept(
       Coll::allreduce, comm, "MPI_Allreduce",
+      [&](Arguments& a) {
+        if (sendbuf != MPI_IN_PLACE)
+          a.data("sendbuf", sendbuf, "count", count, "datatype", datatype);
+        a.data("recvbuf", recvbuf, "count", count, "datatype", datatype);
+        a.op(op);
+      },
       [&](lanes::Communicator& lc) {
         const std::span<std::byte> result(static_cast<std::byte*>(recvbuf), red->bytes);
         const std::span<const std::byte> in =
@@ -297,21 +352,23 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
                                     : std::span(static_cast<const std::byte*>(sendbuf), red->bytes);
         lc.allreduce_bytes(in, result, red->type, red->op);
       },
-      forward);
+      [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); }, red.has_value());
 }
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   const auto red = reduction_of(recvcount, datatype, op);
-  const auto forward = [&] {
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-  };
-  if (!red) {
-    lanes::mpi_interpose::count_fallback();
-    return forward();
-  }
   return intercept(
       Coll::reduce_scatter_block, comm, "MPI_Reduce_scatter_block",
+      [&](Arguments& a) {
+        // MPI_IN_PLACE: the input is recvbuf itself, size() blocks.
+        if (sendbuf != MPI_IN_PLACE) {
+          a.data("sendbuf", sendbuf, "recvcount", recvcount, "datatype", datatype, a.size());
+        }
+        a.data("recvbuf", recvbuf, "recvcount", recvcount, "datatype", datatype,
+               sendbuf == MPI_IN_PLACE ? a.size() : 1);
+        a.op(op);
+      },
       [&](lanes::Communicator& lc) {
         // The input: size() blocks of recvcount elements; the result: this rank's block.
         const std::size_t all = red->bytes * static_cast<std::size_t>(lc.size());
@@ -328,13 +385,14 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                         std::span(out, red->bytes), red->type, red->op);
         }
       },
-      forward);
+      [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); },
+      red.has_value());
 }
 
 int MPI_Barrier(MPI_Comm comm) {
   return intercept(
-      Coll::barrier, comm, "MPI_Barrier", [&](lanes::Communicator& lc) { lc.barrier(); },
-      [&] { return PMPI_Barrier(comm); });
+      Coll::barrier, comm, "MPI_Barrier", [](Arguments&) {},  // only the communicator
+      [&](lanes::Communicator& lc) { lc.barrier(); }, [&] { return PMPI_Barrier(comm); });
 }
 
 }  // extern "C"

@@ -32,9 +32,19 @@ Shape shape_of(MPI_Datatype type) {
   return s;
 }
 
+// The callers have checked the arguments (mpi/arguments.hpp); a negative count or a size beyond
+// an address is still refused here rather than turned into a huge span.
 std::size_t total_bytes(const TypedBuffer& b, const Shape& s) {
-  return static_cast<std::size_t>(b.count) * static_cast<std::size_t>(s.size) *
-         static_cast<std::size_t>(b.blocks);
+  MPI_Count per_block = 0, all = 0;
+  if (b.count < 0 || s.size < 0 || b.blocks < 0 ||
+      __builtin_mul_overflow(b.count, s.size, &per_block) ||
+      __builtin_mul_overflow(per_block, static_cast<MPI_Count>(b.blocks), &all)) {
+    throw lanes::Error(lanes::Errc::invalid_argument,
+                       "count " + std::to_string(b.count) + " of " + std::to_string(s.size) +
+                           "-byte elements in " + std::to_string(b.blocks) +
+                           " blocks is not a size");
+  }
+  return static_cast<std::size_t>(all);
 }
 
 // MPI_Pack/MPI_Unpack take int counts: walk a block in runs of elements below INT_MAX bytes.

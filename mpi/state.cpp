@@ -24,6 +24,7 @@ struct State {
   std::optional<lanes::Runtime> runtime;
   lanes::Communicator world;
   int keyval = MPI_KEYVAL_INVALID;
+  MPI_Comm quiet_self = MPI_COMM_NULL;  // see quiet_self()
   std::set<Entry*> entries;
   std::array<std::uint64_t, kCollNames.size() + 1> counts{};  // served per coll, then fallback
 };
@@ -86,6 +87,8 @@ void start(int thread_level) {
     return;
   }
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_entry, &s.keyval, nullptr);
+  PMPI_Comm_dup(MPI_COMM_SELF, &s.quiet_self);
+  PMPI_Comm_set_errhandler(s.quiet_self, MPI_ERRORS_RETURN);
   s.on = true;
 }
 
@@ -113,6 +116,7 @@ void stop() {
       delete_entry(e->comm, 0, e, nullptr);
   }
   PMPI_Comm_free_keyval(&s.keyval);
+  PMPI_Comm_free(&s.quiet_self);
   s.world = {};
   try {
     s.runtime->finalize();
@@ -122,11 +126,20 @@ void stop() {
   s.runtime.reset();
 }
 
+bool routed(Coll coll, MPI_Comm comm) {
+  State& s = state();
+  if (!s.on || !s.settings.serves(coll) || comm == MPI_COMM_NULL) return false;
+  int inter = 0;
+  return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter == 0;
+}
+
+MPI_Comm quiet_self() {
+  return state().quiet_self;
+}
+
 lanes::Communicator* serving(Coll coll, MPI_Comm comm) {
   State& s = state();
-  if (!s.on || !s.settings.serves(coll) || comm == MPI_COMM_NULL) return nullptr;
-  int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter != 0) return nullptr;
+  if (!routed(coll, comm)) return nullptr;
   void* value = nullptr;
   int found = 0;
   PMPI_Comm_get_attr(comm, s.keyval, &value, &found);
@@ -161,11 +174,16 @@ int raise_error(MPI_Comm comm, const char* function) {
   } catch (const std::exception& e) {
     what = e.what();
   }
+  return raise_error_class(comm, function, code, what);
+}
+
+int raise_error_class(MPI_Comm comm, const char* function, int error_class,
+                      const std::string& what) {
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   std::fprintf(stderr, "lanes-mpi: %s on rank %d: %s\n", function, rank, what.c_str());
-  PMPI_Comm_call_errhandler(comm, code);
-  return code;
+  PMPI_Comm_call_errhandler(comm, error_class);
+  return error_class;
 }
 
 }  // namespace lanes::mpi_interpose

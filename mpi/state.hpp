@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <lanes/lanes.hpp>
+#include <string>
 
 #include "mpi/settings.hpp"
 
@@ -21,9 +22,18 @@ void start(int thread_level);
 // holds, so nothing is left in /dev/shm.
 void stop();
 
+// Whether lanes may serve `coll` on `comm` (lanes on, the collective enabled, comm an
+// intra-communicator): local, no communication. The same answer on every rank of comm.
+bool routed(Coll coll, MPI_Comm comm);
+
 // The lanes communicator serving `coll` on `comm`, created on first use (collective over comm),
 // or nullptr when the call must go to MPI. The answer is the same on every rank of comm.
 lanes::Communicator* serving(Coll coll, MPI_Comm comm);
+
+// A private duplicate of MPI_COMM_SELF whose error handler is MPI_ERRORS_RETURN, for asking the
+// MPI library about a datatype without raising an error on the program's communicators.
+// MPI_COMM_NULL while lanes is off.
+MPI_Comm quiet_self();
 
 // Counts a call lanes served or one forwarded to MPI.
 void count_served(Coll coll);
@@ -31,5 +41,10 @@ void count_fallback();
 
 // Turns an exception from lanes into an MPI error code raised through comm's error handler.
 int raise_error(MPI_Comm comm, const char* function);
+
+// Raises `error_class` (MPI_ERR_COUNT, ...) through comm's error handler after a lanes-mpi line
+// on stderr naming the call, the rank and `what`; returns error_class.
+int raise_error_class(MPI_Comm comm, const char* function, int error_class,
+                      const std::string& what);
 
 }  // namespace lanes::mpi_interpose

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
       std::stringstream text;
       text << f.rdbuf();
       const int rails = m.rails;
-      m = MachineParams::parse(text.str());
+      m = MachineParams::parse(text.str(), "--calibration file '" + calibration + "'");
       if (rails != 1) m.rails = rails;  // the command line wins
     }
   } catch (const lanes::Error& e) {

@@ -96,6 +96,53 @@ TEST(Config, InvalidValuesNameTheVariable) {
   }
 }
 
+TEST(Config, IntegersAreDigitsInRange) {
+  // Each numeric variable and the range the error message gives for it.
+  const std::map<std::string, std::string> ranges = {{"LANES_NODE_SIZE", "from 0 to 1048576"},
+                                                     {"LANES_LANES", "from 0 to 64"},
+                                                     {"LANES_TIMEOUT", "from 0 to 2147483648"},
+                                                     {"LANES_INFO", "from 0 to 2"}};
+  for (const auto& [name, range] : ranges) {
+    for (const char* value : {"-1", "-0", "+2", " 2", "2 ", "2.0", "2.5", "1e1", "0x2", "true",
+                              "two", "", "99999999999999999999", "2,3"}) {
+      const std::string message = error_of({{name, value}});
+      EXPECT_NE(message.find(name + "='" + value + "' is not valid: expected an integer " + range),
+                std::string::npos)
+          << name << "=" << value << ": " << message;
+    }
+    EXPECT_EQ(error_of({{name, "0"}}), "") << name;
+    EXPECT_EQ(error_of({{name, "2"}}), "") << name;
+    EXPECT_EQ(error_of({{name, "02"}}), "") << name;  // leading zeros are still decimal
+  }
+  EXPECT_NE(error_of({{"LANES_NODE_SIZE", "1048577"}}).find("LANES_NODE_SIZE"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_LANES", "65"}}).find("LANES_LANES='65'"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_TIMEOUT", "2147483649"}}).find("LANES_TIMEOUT"), std::string::npos);
+  EXPECT_NE(error_of({{"LANES_INFO", "3"}}).find("LANES_INFO='3'"), std::string::npos);
+  // The bounds themselves are accepted.
+  const Config top = parse({{"LANES_NODE_SIZE", "1048576"},
+                            {"LANES_LANES", "64"},
+                            {"LANES_TIMEOUT", "2147483648"},
+                            {"LANES_INFO", "2"}});
+  EXPECT_EQ(top.node_size, 1048576);
+  EXPECT_EQ(top.lanes, 64);
+  EXPECT_EQ(top.timeout_s, 2147483648.0);
+  EXPECT_EQ(top.info, 2);
+  EXPECT_EQ(parse({{"LANES_NODE_SIZE", "007"}}).node_size, 7);
+}
+
+TEST(Config, RailWeightsArePlainPositiveNumbers) {
+  EXPECT_EQ(parse({{"LANES_RAIL_WEIGHTS", "1e2,0.5,3"}}).rail_weights,
+            (std::vector<double>{100, 0.5, 3}));
+  for (const char* weights :
+       {" 1", "1 ", "+1", "1,inf", "0x10", "1e-999", "true", "1;2", "1,2x", "-0"}) {
+    EXPECT_NE(error_of({{"LANES_RAIL_WEIGHTS", weights}})
+                  .find(std::string("LANES_RAIL_WEIGHTS='") + weights +
+                        "' is not valid: expected comma-separated positive numbers"),
+              std::string::npos)
+        << weights;
+  }
+}
+
 TEST(Config, TableListsEveryVariableOnce) {
   std::map<std::string, int> seen;
   for (const auto& v : lanes::detail::config_table()) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <lanes/error.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algos/cost_model.hpp"
@@ -35,6 +36,91 @@ TEST(CostModel, RejectsUnknownKeysByName) {
     EXPECT_NE(std::string(e.what()).find("bandwidth"), std::string::npos);
   }
   EXPECT_THROW(MachineParams::parse("alpha_rail fast\n"), lanes::Error);
+}
+
+namespace {
+
+std::string calibration_error(const std::string& text) {
+  try {
+    MachineParams::parse(text, "LANES_CALIBRATION file 'x.cal'");
+  } catch (const lanes::Error& e) {
+    EXPECT_EQ(e.code(), lanes::Errc::invalid_argument);
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(CostModel, CalibrationValuesAreCheckedByKey) {
+  // Each rejected line (after a valid first line) and what the message must say about it.
+  const std::vector<std::pair<std::string, std::string>> rejected = {
+      {"rails -1", "line 2: rails: '-1' is not a whole number from 1 to 2147483647"},
+      {"rails 0", "rails: '0' is not a whole number from 1 to 2147483647"},
+      {"rails 1e10", "rails: '1e10' is not a whole number from 1 to 2147483647"},
+      {"rails 2147483648", "rails: '2147483648' is not a whole number"},
+      {"rails 2.5", "rails: '2.5' is not a whole number"},
+      {"rails true", "rails: 'true' is not a finite number"},
+      {"rails 2 3", "rails: expected one value, found 2"},
+      {"rails", "rails: no value"},
+      {"rails 0x2", "rails: '0x2' is not a finite number"},
+      {"rails +2", "rails: '+2' is not a finite number"},
+      {"stripe_min_bytes -1", "stripe_min_bytes: '-1' is not a whole number of bytes below 2^64"},
+      {"stripe_min_bytes 1.5", "stripe_min_bytes: '1.5' is not a whole number of bytes"},
+      {"stripe_min_bytes 1e20", "stripe_min_bytes: '1e20' is not a whole number of bytes"},
+      {"sends_overlap 2", "sends_overlap: expected 0 or 1, not '2'"},
+      {"sends_overlap true", "sends_overlap: expected 0 or 1, not 'true'"},
+      {"sends_overlap 0.5", "sends_overlap: expected 0 or 1"},
+      {"alpha_shm -1e-6", "alpha_shm: '-1e-6' is negative"},
+      {"beta_rail inf", "beta_rail: 'inf' is not a finite number"},
+      {"gamma nan", "gamma: 'nan' is not a finite number"},
+      {"alpha_rail 1e400", "alpha_rail: '1e400' is not a finite number"},
+      {"alpha_rail 5e-6x", "alpha_rail: '5e-6x' is not a finite number"},
+      {"alpha_rail 5e-6 7", "alpha_rail: expected one value, found 2"},
+      {"node_bytes_per_s true", "node_bytes_per_s: 'true' is not a finite number"},
+      {"rail_rates 1e9 0", "rail_rates: '0' is not a positive rate"},
+      {"rail_rates 1e9 -5", "rail_rates: '-5' is not a positive rate"},
+      {"rail_rates 1e9 fast", "rail_rates: 'fast' is not a finite number"},
+      {"rail_rates", "rail_rates: no value"},
+  };
+  for (const auto& [line, why] : rejected) {
+    const std::string e = calibration_error("alpha_shm 1e-6\n" + line + "\n");
+    EXPECT_NE(e.find("LANES_CALIBRATION file 'x.cal': "), std::string::npos) << line << ": " << e;
+    EXPECT_NE(e.find(why), std::string::npos) << line << ": " << e;
+  }
+  // Without a file name the message still says where it comes from.
+  try {
+    MachineParams::parse("rails 1.5\n");
+    FAIL();
+  } catch (const lanes::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration: line 1: rails"), std::string::npos);
+  }
+}
+
+TEST(CostModel, CalibrationAcceptsWholeNumbersInAnySpelling) {
+  const MachineParams m = MachineParams::parse(
+      "rails 4e0   # whole\nstripe_min_bytes 1.04858e+06\nsends_overlap 0\nalpha_shm 0\n"
+      "beta_rail 8.33e-10\nrail_rates 1e8 5e7 2.5e7 1e8\ngamma 2.5E-10\n");
+  EXPECT_EQ(m.rails, 4);
+  EXPECT_EQ(m.stripe_min_bytes, 1048580.0);
+  EXPECT_FALSE(m.sends_overlap);
+  EXPECT_EQ(m.alpha_shm, 0.0);
+  EXPECT_DOUBLE_EQ(m.beta_rail, 8.33e-10);
+  EXPECT_EQ(m.rail_rates, (std::vector<double>{1e8, 5e7, 2.5e7, 1e8}));
+  EXPECT_DOUBLE_EQ(m.gamma, 2.5e-10);
+  EXPECT_EQ(MachineParams::parse("rails 2147483647\n").rails, 2147483647);
+  EXPECT_EQ(MachineParams::parse("stripe_min_bytes 65536\n").stripe_min_bytes, 65536.0);
+  // What to_text writes reads back, stripe_min_bytes and sends_overlap included.
+  MachineParams written;
+  written.rails = 3;
+  written.stripe_min_bytes = 1 << 20;
+  written.sends_overlap = false;
+  written.rail_rates = {1.25e9, 1.25e9, 6.25e8};
+  const MachineParams again = MachineParams::parse(written.to_text());
+  EXPECT_EQ(again.rails, 3);
+  EXPECT_NEAR(again.stripe_min_bytes, 1 << 20, 10);
+  EXPECT_FALSE(again.sends_overlap);
+  EXPECT_EQ(again.rail_rates, written.rail_rates);
 }
 
 TEST(CostModel, RailsShareBandwidth) {

@@ -2,16 +2,20 @@
 // finalize, and several runtimes on threads of this process bootstrapped through the allgather
 // callback (real UCX over loopback, real shared memory).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <lanes/lanes.hpp>
 #include <mutex>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -343,6 +347,41 @@ TEST(Runtime, UnknownRailIsAnErrorListingDevices) {
   EXPECT_EQ(code_of([&] { (void)lanes::Runtime::init(); }, &what), lanes::Errc::topology);
   EXPECT_NE(what.find("nosuchnic0"), std::string::npos) << what;
   EXPECT_NE(what.find("lo"), std::string::npos) << what;
+}
+
+// A bad LANES_RULES or LANES_CALIBRATION file fails Runtime::init() with a message naming the
+// file, the place in it and the field; a bad numeric variable names the variable.
+TEST(Runtime, BadConfigurationFilesNameTheFileAndField) {
+  const std::string dir = ::testing::TempDir();  // ends with a slash
+  const std::string rules = dir + "lanes_test_rules_" + std::to_string(getpid()) + ".json";
+  const std::string cal = dir + "lanes_test_calibration_" + std::to_string(getpid()) + ".cal";
+  {
+    std::ofstream(rules) << R"({"rules": [{"collective": "bcast", "algorithm": "binomial",
+                                          "max_ranks": 1e10}]})";
+    std::ofstream(cal) << "alpha_shm 1e-6\nrails true\n";
+  }
+  std::string what;
+  {
+    Env env{{"LANES_RAILS", "lo"}, {"PMIX_NAMESPACE", nullptr}, {"LANES_RULES", rules.c_str()}};
+    EXPECT_EQ(code_of([] { (void)lanes::Runtime::init(); }, &what), lanes::Errc::invalid_argument);
+    EXPECT_NE(what.find("LANES_RULES file '" + rules + "': rule 0 (bcast): \"max_ranks\""),
+              std::string::npos)
+        << what;
+  }
+  {
+    Env env{{"LANES_RAILS", "lo"}, {"PMIX_NAMESPACE", nullptr}, {"LANES_CALIBRATION", cal.c_str()}};
+    EXPECT_EQ(code_of([] { (void)lanes::Runtime::init(); }, &what), lanes::Errc::invalid_argument);
+    EXPECT_NE(what.find("LANES_CALIBRATION file '" + cal + "': line 2: rails: 'true'"),
+              std::string::npos)
+        << what;
+  }
+  {
+    Env env{{"LANES_RAILS", "lo"}, {"PMIX_NAMESPACE", nullptr}, {"LANES_TIMEOUT", "-5"}};
+    EXPECT_EQ(code_of([] { (void)lanes::Runtime::init(); }, &what), lanes::Errc::invalid_argument);
+    EXPECT_NE(what.find("LANES_TIMEOUT='-5'"), std::string::npos) << what;
+  }
+  std::remove(rules.c_str());
+  std::remove(cal.c_str());
 }
 
 TEST(Runtime, AllgatherBootstrapValidatesArguments) {
