@@ -14,9 +14,9 @@
 //  2. When e > 0, unfold: rank r - 1 sends the result to each odd rank r < 2e.
 // Every round waits for the previous round's combine; received partials land in scratch.
 //
-// Cost: log2 q * (alpha + beta * m + gamma * m), plus when e > 0 two hops of alpha + beta * m and
-// one more combine, for a vector of m bytes. Latency-optimal; moves the whole vector each round,
-// so for short vectors.
+// Cost: beta_shm m (the input's copy into the result) + log2 q * (alpha + beta * m + gamma * m),
+// plus when e > 0 two hops of alpha + beta * m and one more combine, for a vector of m bytes.
+// Latency-optimal; moves the whole vector each round, so for short vectors.
 //
 // Applies: any p and any layout; one-ported, each sender on the lanes it drives.
 #include <vector>
@@ -79,8 +79,8 @@ double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParam
   int levels = 0;
   while ((2LL << levels) <= p) ++levels;
   const bool folded = (1LL << levels) != p;
-  // Partners 2^j apart share a node while 2^j < n.
-  double t = 0;
+  // The input's copy into the result comes first; partners 2^j apart share a node while 2^j < n.
+  double t = bytes * m.beta_shm;
   for (int j = 0; j < levels; ++j) {
     t += hop_time(bytes, (1LL << j) >= in.ppn && in.nodes > 1, in, m) + combine_time(bytes, m);
   }

@@ -15,11 +15,11 @@
 // Each step waits for the previous one (the scratch part is reused); empty parts (fewer elements
 // than ranks) send nothing.
 //
-// Cost: 2 (p - 1) (alpha + beta * m / p) + (p - 1) gamma * m / p for a vector of m bytes: every
-// rank sends and receives 2 (p - 1) / p of the vector, the bandwidth optimum; p - 1 start-ups per
-// phase, so for long vectors. With ranks numbered node by node, only the hops between the last
-// rank of one node and the first of the next leave a node, all nodes' at once, each on the
-// sender's lanes.
+// Cost: beta_shm m (the input's copy into the result) + 2 (p - 1) (alpha + beta * m / p) +
+// (p - 1) gamma * m / p for a vector of m bytes: every rank sends and receives 2 (p - 1) / p of
+// the vector, the bandwidth optimum; p - 1 start-ups per phase, so for long vectors. With ranks
+// numbered node by node, only the hops between the last rank of one node and the first of the next
+// leave a node, all nodes' at once, each on the sender's lanes.
 //
 // Applies: any p and any layout.
 #include <vector>
@@ -84,7 +84,9 @@ double cost_allreduce_ring(const CostInput& in, const MachineParams& m) {
   const bool off = in.nodes > 1;
   // A step ends when its slowest hop does: a hop between nodes when there are several.
   const double hop = off ? rail_time(part, 1.0, in, m) : shm_time(part, m);
-  return static_cast<double>(p - 1) * (2 * hop + combine_time(part, m));
+  // The input's copy into the result comes first.
+  return static_cast<double>(in.bytes) * m.beta_shm +
+         static_cast<double>(p - 1) * (2 * hop + combine_time(part, m));
 }
 
 }  // namespace lanes::algos
