@@ -100,8 +100,6 @@ void CommImpl::release() noexcept {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The cost model's cheapest algorithm that applies to this layout. Pure and identical on every
-// rank: same layout, same parameters (rank 0's calibration, shared at start-up).
 namespace {
 
 // Whether `algo` serves a non-commutative operation on `layout`: it combines in rank order (a
@@ -123,6 +121,9 @@ std::string rank_order_names(Collective coll, const algos::Layout& layout) {
 
 }  // namespace
 
+// The cost model's cheapest algorithm that applies to this layout (with `rank_order`, among those
+// that combine in rank order). Pure and identical on every rank: same layout, same parameters
+// (rank 0's calibration, shared at start-up).
 std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const algos::Layout& layout,
                                    const char* fallback, bool rank_order) const {
   // Calls repeat with the same shape: ask the model once per shape.

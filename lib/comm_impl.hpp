@@ -138,6 +138,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;
   std::map<std::pair<int, int>, algos::Layout> layouts_by_lanes_;
+  // Schedules only, whatever the operation (each prepared call carries its own): coll, root,
+  // bytes, algorithm, lanes, first rail, element size, through rank 0.
   using CacheKey = std::tuple<int, int, std::size_t, std::string, int, int, std::size_t, bool>;
   std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
   std::string broken_;
