@@ -477,30 +477,29 @@ TEST(RankOrder, ElementsOfAnySizeStayWhole) {
       EXPECT_GT(chunk + elem, node_chunk_bytes(n));
     }
     for (const Algorithm* a : reductions()) {
-      for (const Layout& layout : {Layout::blocks(4, 2, 1), Layout::blocks(6, 3, 2)}) {
-        const int n = layout.node_size_of(0);
-        // Parts of about 2.5 chunks, whole elements (and whole simulated words).
-        const std::size_t m =
-            (static_cast<std::size_t>(n) * node_chunk_bytes(n, elem) * 5 / 2 / (elem * kWord) + 1) *
-            elem * kWord;
-        const int root = a->coll == Collective::reduce ? layout.size - 1 : 0;
-        const bool reroot = a->coll == Collective::reduce && a->rank_order != nullptr &&
-                            !a->rank_order(layout, root) && a->rank_order(layout, 0);
-        const std::size_t bytes = a->coll == Collective::reduce_scatter_block ? elem * kWord : m;
-        const std::vector<Schedule> scheds = schedules(*a, layout, root, bytes, elem, reroot);
-        for (const Schedule& sched : scheds) {
-          for (const Op& op : sched.ops) {
-            if (op.kind != OpKind::combine) continue;
-            ASSERT_EQ(op.src.bytes % elem, 0u) << a->name << " " << sched.dump();
-            ASSERT_EQ(op.src.offset % elem, 0u) << a->name;
-            ASSERT_EQ(op.dst.offset % elem, 0u) << a->name;
-          }
+      const Layout layout = Layout::blocks(6, 3, 2);  // two nodes of three, two lanes
+      const int n = layout.node_size_of(0);
+      // Parts of about 2.5 chunks, whole elements (and whole simulated words).
+      const std::size_t m =
+          (static_cast<std::size_t>(n) * node_chunk_bytes(n, elem) * 5 / 2 / (elem * kWord) + 1) *
+          elem * kWord;
+      const int root = a->coll == Collective::reduce ? layout.size - 1 : 0;
+      const bool reroot = a->coll == Collective::reduce && a->rank_order != nullptr &&
+                          !a->rank_order(layout, root) && a->rank_order(layout, 0);
+      const std::size_t bytes = a->coll == Collective::reduce_scatter_block ? elem * kWord : m;
+      const std::vector<Schedule> scheds = schedules(*a, layout, root, bytes, elem, reroot);
+      for (const Schedule& sched : scheds) {
+        for (const Op& op : sched.ops) {
+          if (op.kind != OpKind::combine) continue;
+          ASSERT_EQ(op.src.bytes % elem, 0u) << a->name << " " << sched.dump();
+          ASSERT_EQ(op.src.offset % elem, 0u) << a->name;
+          ASSERT_EQ(op.dst.offset % elem, 0u) << a->name;
         }
-        const bool ordered = a->rank_order != nullptr && (reroot || a->rank_order(layout, root));
-        const SimResult res = simulate_schedules(a->coll, layout, root, bytes, scheds, ordered);
-        ASSERT_TRUE(res.ok) << what(*a, layout, root, bytes / kWord) << ", " << elem
-                            << "-byte elements: " << res.error;
       }
+      const bool ordered = a->rank_order != nullptr && (reroot || a->rank_order(layout, root));
+      const SimResult res = simulate_schedules(a->coll, layout, root, bytes, scheds, ordered);
+      ASSERT_TRUE(res.ok) << what(*a, layout, root, bytes / kWord) << ", " << elem
+                          << "-byte elements: " << res.error;
     }
   }
 }
