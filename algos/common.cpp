@@ -1,7 +1,9 @@
 #include "algos/common.hpp"
 
+#include <cstddef>
 #include <lanes/error.hpp>
 #include <string>
+#include <vector>
 
 namespace lanes::algos {
 
@@ -27,6 +29,58 @@ VectorPart vector_part(std::size_t bytes, std::size_t elem, int parts, int i) {
 
 bool regular_layout(const Layout& layout) {
   return layout.regular();
+}
+
+bool consecutive_nodes(const Layout& layout) {
+  int next = 0;
+  for (const auto& ranks : layout.node_ranks) {
+    for (const int r : ranks) {
+      if (r != next++) return false;
+    }
+  }
+  return true;
+}
+
+bool rank_order_always(const Layout&, int) {
+  return true;
+}
+
+bool rank_order_at_root_zero(const Layout&, int root) {
+  return root == 0;
+}
+
+bool rank_order_on_consecutive_nodes(const Layout& layout, int) {
+  return consecutive_nodes(layout);
+}
+
+bool rank_order_on_consecutive_nodes_root_node_zero(const Layout& layout, int root) {
+  return consecutive_nodes(layout) && layout.node_of[static_cast<std::size_t>(root)] == 0;
+}
+
+Schedule reroot_reduce(Schedule s, const Layout& layout, const CollArgs& args) {
+  if (args.root == 0 || args.bytes == 0) return s;
+  const int round = s.rounds;
+  std::vector<OpId> all(s.ops.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<OpId>(i);
+  if (args.rank == 0) {
+    // The result in scratch, after what the schedule already uses (aligned for any element).
+    const std::size_t align = alignof(std::max_align_t);
+    const std::size_t at = (s.scratch_bytes + align - 1) / align * align;
+    for (Op& op : s.ops) {
+      for (Region* region : {&op.src, &op.dst, &op.acc}) {
+        if (region->buffer == Buffer::recv)
+          *region = {Buffer::scratch, at + region->offset, region->bytes};
+      }
+    }
+    s.scratch_bytes = at + args.bytes;
+    s.send(args.root, layout.lanes_of[0], {Buffer::scratch, at, args.bytes}, all, round);
+    s.rounds = round + 1;
+  } else if (args.rank == args.root) {
+    s.recv(0, layout.lanes_of[0], {Buffer::recv, 0, args.bytes}, all, round);
+    s.rounds = round + 1;
+  }
+  s.finalize();
+  return s;
 }
 
 void check_args(const Layout& layout, const CollArgs& args, std::string_view algorithm,

@@ -48,6 +48,26 @@ VectorPart vector_part(std::size_t bytes, std::size_t elem, int parts, int i);
 // For Algorithm::applicable: every node holds the same number of ranks.
 bool regular_layout(const Layout& layout);
 
+// Every node holds consecutive ranks (node u: ranks first_u .. first_u + n_u - 1), so that the
+// nodes' order and their local ranks' order together are the rank order.
+bool consecutive_nodes(const Layout& layout);
+
+// For Algorithm::rank_order (registry.hpp): in rank order on every layout and root; toward root 0
+// only (trees numbered relative to the root combine a rotation of the rank order otherwise); on
+// layouts of consecutive nodes (node-aware algorithms that combine node by node, local ranks in
+// order); and that toward a root on node 0.
+bool rank_order_always(const Layout& layout, int root);
+bool rank_order_at_root_zero(const Layout& layout, int root);
+bool rank_order_on_consecutive_nodes(const Layout& layout, int root);
+bool rank_order_on_consecutive_nodes_root_node_zero(const Layout& layout, int root);
+
+// A reduce to `args.root` through rank 0, for algorithms in rank order toward root 0 only:
+// `at_zero` is this rank's schedule (args.rank) of the reduce to root 0. Rank 0 combines into
+// scratch instead of its receive buffer and sends the result on; the root receives it after all
+// its own ops (in place, they still read its send buffer, which the result overwrites). One more
+// round for both, numbered after this rank's last (the rounds every rank claims must be equal).
+Schedule reroot_reduce(Schedule at_zero, const Layout& layout, const CollArgs& args);
+
 // Throws lanes::Error(invalid_argument) when args.rank (or, with `rooted`, args.root) lies outside
 // the layout, naming the algorithm.
 void check_args(const Layout& layout, const CollArgs& args, std::string_view algorithm,

@@ -4,16 +4,17 @@
 
 namespace lanes::algos {
 
-std::size_t node_chunk_bytes(int n) {
+std::size_t node_chunk_bytes(int n, std::size_t elem) {
   constexpr std::size_t kBudget = 512 * 1024;
   const std::size_t slots = 2 * static_cast<std::size_t>(std::max(n - 1, 1));
   const std::size_t c = std::clamp<std::size_t>(kBudget / slots, 16 * 1024, 256 * 1024);
-  return std::size_t{1} << (63 - __builtin_clzll(c));  // a power of two
+  const std::size_t pow2 = std::size_t{1} << (63 - __builtin_clzll(c));
+  return std::max(pow2 / elem, std::size_t{1}) * elem;  // whole elements
 }
 
-std::size_t node_bounce_bytes(int n, std::size_t part_bytes) {
+std::size_t node_bounce_bytes(int n, std::size_t part_bytes, std::size_t elem) {
   if (n <= 1) return 0;
-  const std::size_t slot = std::min(part_bytes, node_chunk_bytes(n));
+  const std::size_t slot = std::min(part_bytes, node_chunk_bytes(n, elem));
   const std::size_t per_peer = part_bytes > slot ? 2 * slot : slot;
   return static_cast<std::size_t>(n - 1) * per_peer;
 }
@@ -29,9 +30,9 @@ std::vector<Region> chunks_of(const Region& r, std::size_t chunk) {
 NodeReduceScatter node_reduce_scatter(Schedule& s, const Layout& layout,
                                       const std::vector<int>& mates, int i,
                                       const std::function<Region(int)>& input, Region result,
-                                      std::size_t bounce_at, int round) {
+                                      std::size_t bounce_at, int round, std::size_t elem) {
   const int n = static_cast<int>(mates.size());
-  const std::size_t chunk = node_chunk_bytes(n);
+  const std::size_t chunk = node_chunk_bytes(n, elem);
   const int me = mates[static_cast<std::size_t>(i)];
   const LaneSet lanes = layout.lanes_of[me];
   NodeReduceScatter out;
@@ -100,9 +101,9 @@ NodeReduceScatter node_reduce_scatter(Schedule& s, const Layout& layout,
 void node_allgather(Schedule& s, const Layout& layout, const std::vector<int>& mates, int i,
                     const std::vector<Region>& mine, const std::vector<OpId>& ready,
                     const std::function<Region(int)>& output,
-                    const std::vector<std::vector<OpId>>& sent, int round) {
+                    const std::vector<std::vector<OpId>>& sent, int round, std::size_t elem) {
   const int n = static_cast<int>(mates.size());
-  const std::size_t chunk = node_chunk_bytes(n);
+  const std::size_t chunk = node_chunk_bytes(n, elem);
   const int me = mates[static_cast<std::size_t>(i)];
   for (int j = 0; j < n; ++j) {
     if (j == i) continue;

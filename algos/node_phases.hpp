@@ -23,12 +23,13 @@
 
 namespace lanes::algos {
 
-// Chunk size of the node phases for n local ranks: two bounce slots per peer stay within half a
-// megabyte (a core's L2); a power of two between 16 KiB and 256 KiB.
-std::size_t node_chunk_bytes(int n);
-// Scratch bytes of the bounce area node_reduce_scatter() uses for n local ranks and a largest
-// part of `part_bytes`.
-std::size_t node_bounce_bytes(int n, std::size_t part_bytes);
+// Chunk size of the node phases for n local ranks and elements of `elem` bytes: two bounce slots
+// per peer stay within half a megabyte (a core's L2); a power of two between 16 KiB and 256 KiB,
+// cut down to whole elements where elem does not divide it (at least one element).
+std::size_t node_chunk_bytes(int n, std::size_t elem = 1);
+// Scratch bytes of the bounce area node_reduce_scatter() uses for n local ranks, a largest part
+// of `part_bytes` and elements of `elem` bytes.
+std::size_t node_bounce_bytes(int n, std::size_t part_bytes, std::size_t elem);
 // Region r cut into consecutive chunks of at most `chunk` bytes (element-aligned: chunk and r are).
 std::vector<Region> chunks_of(const Region& r, std::size_t chunk);
 
@@ -42,19 +43,19 @@ struct NodeReduceScatter {
 // Local rank i of `mates` (communicator ranks of the node, in local order) combines part i of
 // every mate's input into `result` (part i's size), using the bounce area at scratch offset
 // `bounce_at` (node_bounce_bytes). input(j): region of part j of this rank's input. Every
-// message in round `round`.
+// message in round `round`; chunks of whole `elem`-byte elements.
 NodeReduceScatter node_reduce_scatter(Schedule& s, const Layout& layout,
                                       const std::vector<int>& mates, int i,
                                       const std::function<Region(int)>& input, Region result,
-                                      std::size_t bounce_at, int round);
+                                      std::size_t bounce_at, int round, std::size_t elem);
 
 // Node allgather of parts: local rank i sends each chunk of `mine` to every mate once its op in
 // `ready` completed (one per chunk, or one for all); receives part j's chunks from mate j into
 // output(j), chunk c after sent[j][c] where there is one (in place, that send still reads what
-// the chunk overwrites). Round `round`.
+// the chunk overwrites). Round `round`; chunks as node_reduce_scatter() cuts them for `elem`.
 void node_allgather(Schedule& s, const Layout& layout, const std::vector<int>& mates, int i,
                     const std::vector<Region>& mine, const std::vector<OpId>& ready,
                     const std::function<Region(int)>& output,
-                    const std::vector<std::vector<OpId>>& sent, int round);
+                    const std::vector<std::vector<OpId>>& sent, int round, std::size_t elem);
 
 }  // namespace lanes::algos

@@ -92,21 +92,21 @@ const std::vector<Algorithm>& all_algorithms() {
       // reduce
       {"binomial", Collective::reduce, build_reduce_binomial, nullptr,
        "binomial tree, each rank combines its subtree in rank order; ceil(log2 p) rounds",
-       cost_reduce_binomial},
+       cost_reduce_binomial, rank_order_at_root_zero},
       {"full-lane", Collective::reduce, build_reduce_full_lane, regular_layout,
        "node reduce-scatter, n concurrent binomial reduces of m/n between nodes, gather at root",
-       cost_reduce_full_lane},
+       cost_reduce_full_lane, rank_order_on_consecutive_nodes_root_node_zero},
       // (end of reduce)
       // allreduce
       {"recursive-doubling", Collective::allreduce, build_allreduce_recursive_doubling, nullptr,
        "log2 p rounds exchanging and combining the whole vector; non-powers of two fold",
-       cost_allreduce_recursive_doubling},
+       cost_allreduce_recursive_doubling, rank_order_always},
       {"ring", Collective::allreduce, build_allreduce_ring, nullptr,
        "ring reduce-scatter then ring allgather of p parts; 2(p-1) steps, bandwidth-optimal",
        cost_allreduce_ring},
       {"full-lane", Collective::allreduce, build_allreduce_full_lane, regular_layout,
        "node reduce-scatter, n concurrent allreduces of m/n between nodes, node allgather",
-       cost_allreduce_full_lane},
+       cost_allreduce_full_lane, rank_order_on_consecutive_nodes},
       // (end of allreduce)
       // barrier
       {"dissemination", Collective::barrier, build_barrier_dissemination, nullptr,
@@ -118,7 +118,7 @@ const std::vector<Algorithm>& all_algorithms() {
        "p-1 steps, each passing one block's partial to r+1", cost_reduce_scatter_block_ring},
       {"pairwise", Collective::reduce_scatter_block, build_reduce_scatter_block_pairwise, nullptr,
        "every block straight to its owner, all at once; combined in rank order",
-       cost_reduce_scatter_block_pairwise},
+       cost_reduce_scatter_block_pairwise, rank_order_always},
       // (end of reduce_scatter_block)
   };
   return algorithms;

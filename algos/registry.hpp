@@ -16,6 +16,10 @@ struct CostInput;
 struct MachineParams;
 // Closed-form predicted time of one call (cost_model.hpp), usable at any scale.
 using CostFn = double (*)(const CostInput& in, const MachineParams& m);
+// Reductions: whether the algorithm combines every result in rank order, rank 0's contribution
+// leftmost (r_0 (+) r_1 (+) ... (+) r_{p-1}), on `layout` with `root` (reduce; 0 otherwise), as
+// a non-commutative operation needs (predicates in common.hpp).
+using RankOrderFn = bool (*)(const Layout& layout, int root);
 
 struct Algorithm {
   std::string_view name;  // "binomial", "pairwise", ...
@@ -24,6 +28,7 @@ struct Algorithm {
   ApplicableFn applicable;  // nullptr: always applicable
   std::string_view summary;
   CostFn cost = nullptr;
+  RankOrderFn rank_order = nullptr;  // nullptr: not in rank order, or not known to be
 };
 
 const std::vector<Algorithm>& all_algorithms();

@@ -147,14 +147,15 @@ bool overlaps(const Region& a, const Region& b) {
 class Simulation {
  public:
   Simulation(Collective coll, const Layout& layout, int root, std::size_t bytes,
-             const std::vector<Schedule>& schedules)
+             const std::vector<Schedule>& schedules, bool rank_order)
       : coll_(coll),
         layout_(layout),
         root_(root),
         bytes_(bytes),
         elem_(is_reduction(coll) ? kWord : 1),
         scheds_(schedules),
-        p_(layout.size) {}
+        p_(layout.size),
+        rank_order_(rank_order) {}
 
   SimResult run() {
     SimResult result;
@@ -587,13 +588,17 @@ class Simulation {
       if (out.empty()) return;
       if (reduced_.empty()) {
         // The wrapping sum of every rank's words: a contribution missing or counted twice changes
-        // every word it touches (the inputs are hashes).
+        // every word it touches (the inputs are hashes). In rank order: the composition of
+        // every rank's map, rank 0's first.
         const std::size_t n = sizes_[0].send;
         Bytes one(n);
         std::vector<std::uint64_t> sum(n / kWord, 0);
         for (int r = 0; r < p_; ++r) {
           fill_pattern(r, 0, one.data(), one.size());
-          for (std::size_t w = 0; w < sum.size(); ++w) sum[w] += word_at(one.data(), w * kWord);
+          for (std::size_t w = 0; w < sum.size(); ++w) {
+            const std::uint64_t x = word_at(one.data(), w * kWord);
+            sum[w] = !rank_order_ ? sum[w] + x : r == 0 ? x : compose(sum[w], x);
+          }
         }
         reduced_.resize(n);
         std::memcpy(reduced_.data(), sum.data(), n);
@@ -619,16 +624,31 @@ class Simulation {
     return w;
   }
 
-  // The simulator's reduction: wrapping addition of 64-bit words (exact, commutative).
-  void combine_words(int rank, const Region& src, const Region& acc, const Region& dst) {
-    const Bytes& from = buffer(rank, src.buffer);
-    const Region& left = acc.bytes > 0 ? acc : dst;
+  // A word as an affine map x -> a x + b modulo 2^32: a its low half made odd, b its high half.
+  // The map `left` then the map `right`: associative, not commutative, and a group (a stays odd),
+  // so a contribution out of rank order, missing or doubled changes the word.
+  static std::uint64_t compose(std::uint64_t left, std::uint64_t right) {
+    const auto al = static_cast<std::uint32_t>(left | 1);
+    const auto bl = static_cast<std::uint32_t>(left >> 32);
+    const auto ar = static_cast<std::uint32_t>(right | 1);
+    const auto br = static_cast<std::uint32_t>(right >> 32);
+    const std::uint32_t a = ar * al;
+    const std::uint32_t b = ar * bl + br;
+    return static_cast<std::uint64_t>(b) << 32 | a;
+  }
+
+  // The simulator's reduction: wrapping addition of 64-bit words (exact, commutative), or with
+  // rank_order_ the composition of affine maps, the left operand first.
+  void combine_words(int rank, const Op& op) {
+    const Bytes& from = buffer(rank, op.src.buffer);
+    const Region& left = op.acc.bytes > 0 ? op.acc : op.dst;
     const Bytes& with = buffer(rank, left.buffer);
-    Bytes& to = buffer(rank, dst.buffer);
-    for (std::size_t x = 0; x < src.bytes; x += kWord) {
-      const std::uint64_t w =
-          word_at(with.data(), left.offset + x) + word_at(from.data(), src.offset + x);
-      std::memcpy(to.data() + dst.offset + x, &w, kWord);
+    Bytes& to = buffer(rank, op.dst.buffer);
+    for (std::size_t x = 0; x < op.src.bytes; x += kWord) {
+      const std::uint64_t a = word_at(with.data(), left.offset + x);
+      const std::uint64_t s = word_at(from.data(), op.src.offset + x);
+      const std::uint64_t w = !rank_order_ ? a + s : op.src_first ? compose(s, a) : compose(a, s);
+      std::memcpy(to.data() + op.dst.offset + x, &w, kWord);
     }
   }
 
@@ -712,7 +732,7 @@ class Simulation {
         if (n.kind == OpKind::copy) {
           move_bytes(n.rank, op.src, n.rank, op.dst);
         } else {
-          combine_words(n.rank, op.src, op.acc, op.dst);
+          combine_words(n.rank, op);
         }
         complete(g);
         order_.push_back(g);
@@ -811,7 +831,9 @@ class Simulation {
       if (is_reduction(coll_)) {
         const std::size_t w = x / kWord * kWord;
         return fail("rank " + std::to_string(r) + ": recv word at byte " + std::to_string(w) +
-                    " is not the combination of every rank's word there (a contribution is " +
+                    " is not the combination of every rank's word there" +
+                    (rank_order_ ? " in rank order (a contribution is out of order, "
+                                 : " (a contribution is ") +
                     "missing, counted twice, or the word was never written)");
       }
       const Origin o = origin_of(coll_, r, root_, bytes_, x);
@@ -846,16 +868,18 @@ class Simulation {
   std::vector<Bytes> send_, recv_, scratch_;
   mutable Bytes reduced_;             // reductions: the expected result, computed once
   std::vector<std::uint32_t> order_;  // global ops in completion order, sends before their recvs
+  bool rank_order_;                   // reductions: a non-commutative operation (see compose)
 };
 
 }  // namespace
 
 SimResult simulate_schedules(Collective coll, const Layout& layout, int root, std::size_t bytes,
-                             const std::vector<Schedule>& schedules) {
-  return Simulation(coll, layout, root, bytes, schedules).run();
+                             const std::vector<Schedule>& schedules, bool rank_order) {
+  return Simulation(coll, layout, root, bytes, schedules, rank_order).run();
 }
 
-SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes) {
+SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes,
+                   bool rank_order) {
   SimResult result;
   if (root < 0 || root >= layout.size) {
     result.error =
@@ -882,7 +906,7 @@ SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::s
       return result;
     }
   }
-  return simulate_schedules(algo.coll, layout, root, bytes, schedules);
+  return simulate_schedules(algo.coll, layout, root, bytes, schedules, rank_order);
 }
 
 }  // namespace lanes::algos

@@ -4,6 +4,9 @@
 // outside its buffer, and every rank's output equal to the collective's definition. Reductions
 // are simulated over 64-bit words combined by wrapping addition, every rank's input a hash: an
 // output word equals the sum of every rank's word only if each contribution arrived exactly once.
+// With `rank_order`, the words are affine maps modulo 2^32 combined by composition, the left
+// operand first (associative, not commutative): an output word is right only if every
+// contribution arrived exactly once and was combined in rank order (rank 0's first).
 #pragma once
 
 #include <string>
@@ -26,10 +29,11 @@ struct SimResult {
 
 // Builds the schedules with `algo` for every rank and simulates them (reductions: `bytes` a
 // multiple of 8, built with CollArgs::elem = 8).
-SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes);
+SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes,
+                   bool rank_order = false);
 
 // Simulates already-built schedules (one per rank).
 SimResult simulate_schedules(Collective coll, const Layout& layout, int root, std::size_t bytes,
-                             const std::vector<Schedule>& schedules);
+                             const std::vector<Schedule>& schedules, bool rank_order = false);
 
 }  // namespace lanes::algos

@@ -1,9 +1,12 @@
 #include "lib/combine.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <lanes/communicator.hpp>
 #include <type_traits>
+#include <utility>
 
 namespace lanes {
 
@@ -260,6 +263,63 @@ CombineFn combine_fn(Datatype type, Op op) {
       return for_bf16(op);
   }
   return nullptr;
+}
+
+namespace {
+
+// The buffer of a user operation's right operand: a thread's own, kUserBlock bytes (one element
+// when elements are larger), aligned for any element.
+constexpr std::size_t kUserBlock = 64 * 1024;
+
+std::byte* user_buffer(std::size_t bytes) {
+  thread_local std::unique_ptr<std::max_align_t[]> buffer;
+  thread_local std::size_t capacity = 0;
+  if (capacity < bytes) {
+    const std::size_t n = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+    buffer.reset(new std::max_align_t[n]);
+    capacity = n * sizeof(std::max_align_t);
+  }
+  return reinterpret_cast<std::byte*>(buffer.get());
+}
+
+// The callback sets inout = in (+) inout, so the right operand must already be where the result
+// goes: acc's or src's values are copied into dst first when dst is neither. When dst is acc and
+// the right operand is src, src (never written: it may be the caller's send buffer) goes through
+// the thread's buffer, block by block.
+void user_combine(const void* context, std::byte* dst, const std::byte* acc, const std::byte* src,
+                  std::size_t count, bool src_first) {
+  const auto& op = *static_cast<const UserOpBytes*>(context);
+  const std::size_t elem = op.elem_size;
+  if (count == 0) return;
+  if (src_first) {  // dst = src (+) acc
+    if (acc != dst) std::memcpy(dst, acc, count * elem);
+    op.fn(src, dst, count);
+    return;
+  }
+  if (acc != dst) {  // dst = acc (+) src
+    std::memcpy(dst, src, count * elem);
+    op.fn(acc, dst, count);
+    return;
+  }
+  // dst = dst (+) src
+  const std::size_t per = std::max<std::size_t>(1, kUserBlock / elem);
+  std::byte* right = user_buffer(std::min(per, count) * elem);
+  for (std::size_t at = 0; at < count; at += per) {
+    const std::size_t n = std::min(per, count - at);
+    std::byte* d = dst + at * elem;
+    std::memcpy(right, src + at * elem, n * elem);
+    op.fn(d, right, n);
+    std::memcpy(d, right, n * elem);
+  }
+}
+
+}  // namespace
+
+Combiner user_combiner(std::shared_ptr<const UserOpBytes> op) {
+  Combiner c;
+  c.user = user_combine;
+  c.context = std::move(op);
+  return c;
 }
 
 }  // namespace lanes::detail

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <lanes/error.hpp>
 
+#include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
 #include "lib/executor.hpp"
@@ -99,12 +100,34 @@ void CommImpl::release() noexcept {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The cost model's cheapest algorithm that applies to this layout. Pure and identical on every
-// rank: same layout, same parameters (rank 0's calibration, shared at start-up).
+namespace {
+
+// Whether `algo` serves a non-commutative operation on `layout`: it combines in rank order (a
+// reduce at least toward root 0: other roots then go through rank 0, reroot_reduce).
+bool serves_rank_order(const algos::Algorithm& algo, const algos::Layout& layout) {
+  return algo.rank_order != nullptr && algo.rank_order(layout, 0);
+}
+
+// The algorithms of `coll` that apply to `layout` and serve a non-commutative operation on it.
+std::string rank_order_names(Collective coll, const algos::Layout& layout) {
+  std::string names;
+  for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
+    if ((a->applicable == nullptr || a->applicable(layout)) && serves_rank_order(*a, layout)) {
+      names += (names.empty() ? "" : ", ") + std::string(a->name);
+    }
+  }
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
+// The cost model's cheapest algorithm that applies to this layout (with `rank_order`, among those
+// that combine in rank order). Pure and identical on every rank: same layout, same parameters
+// (rank 0's calibration, shared at start-up).
 std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const algos::Layout& layout,
-                                   const char* fallback) const {
+                                   const char* fallback, bool rank_order) const {
   // Calls repeat with the same shape: ask the model once per shape.
-  const auto key = std::make_tuple(static_cast<int>(coll), bytes, layout.num_lanes);
+  const auto key = std::make_tuple(static_cast<int>(coll), bytes, layout.num_lanes, rank_order);
   if (auto it = model_choices_.find(key); it != model_choices_.end()) return it->second;
   if (model_choices_.size() >= 1024) model_choices_.clear();
   algos::CostInput in;
@@ -116,13 +139,31 @@ std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const alg
   in.bytes = bytes;
   in.regular = layout.regular();
   const auto ranking = algos::predict(coll, in, runtime_->machine());
-  std::string chosen = fallback;
+  std::string chosen = rank_order ? "" : fallback;
   for (const auto& candidate : ranking) {
     const algos::Algorithm* algo = algos::find_algorithm(coll, candidate.algorithm);
-    if (algo->applicable == nullptr || algo->applicable(layout)) {
+    if ((algo->applicable == nullptr || algo->applicable(layout)) &&
+        (!rank_order || serves_rank_order(*algo, layout))) {
       chosen = candidate.algorithm;
       break;
     }
+  }
+  if (chosen.empty()) {
+    // Algorithms without a cost formula come last.
+    for (const algos::Algorithm* algo : algos::algorithms_for(coll)) {
+      if ((algo->applicable == nullptr || algo->applicable(layout)) &&
+          serves_rank_order(*algo, layout)) {
+        chosen = algo->name;
+        break;
+      }
+    }
+  }
+  if (chosen.empty()) {
+    throw Error(Errc::invalid_argument,
+                std::string("no ") + algos::to_string(coll) +
+                    " algorithm combines in rank order on " + layout.describe() +
+                    ", which a non-commutative user operation needs (algorithms: " +
+                    algos::algorithm_names(coll) + ")");
   }
   if (runtime_->config().info > 0 && rank_ == 0) {
     std::string text;
@@ -140,8 +181,8 @@ std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const alg
 }
 
 std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
-                                       const CallOptions& options,
-                                       const algos::Layout& layout) const {
+                                       const CallOptions& options, const algos::Layout& layout,
+                                       bool rank_order) const {
   const Config& cfg = runtime_->config();
   std::string name = options.algorithm;
   const char* source = "CallOptions::algorithm";
@@ -186,11 +227,15 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
                          : coll == Collective::reduce_scatter_block ? "ring"
                                                                     : "linear";
   if (name == "auto") {
-    if (auto ruled = runtime_->rules().match(coll, bytes, layout.size)) {
+    // A rule's algorithm that is not in rank order does not serve a non-commutative operation:
+    // the model chooses among those that are.
+    auto ruled = runtime_->rules().match(coll, bytes, layout.size);
+    const algos::Algorithm* rule_algo = ruled ? algos::find_algorithm(coll, *ruled) : nullptr;
+    if (ruled && (!rank_order || (rule_algo != nullptr && serves_rank_order(*rule_algo, layout)))) {
       name = *ruled;
       source = "LANES_RULES";
     } else {
-      return model_choice(coll, bytes, layout, fallback);
+      return model_choice(coll, bytes, layout, fallback, rank_order);
     }
   }
   const algos::Algorithm* algo = algos::find_algorithm(coll, name);
@@ -200,11 +245,21 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
                     " algorithm; available: " + algos::algorithm_names(coll));
   }
   if (algo->applicable != nullptr && !algo->applicable(layout)) {
+    const std::string instead =
+        rank_order ? model_choice(coll, bytes, layout, fallback, true) : fallback;
     if (runtime_->config().info > 0 && rank_ == 0) {
       std::fprintf(stderr, "lanes: %s '%s' does not apply to %s; using %s\n",
-                   algos::to_string(coll), name.c_str(), layout.describe().c_str(), fallback);
+                   algos::to_string(coll), name.c_str(), layout.describe().c_str(),
+                   instead.c_str());
     }
-    name = fallback;
+    return instead;
+  }
+  if (rank_order && !serves_rank_order(*algo, layout)) {
+    throw Error(Errc::invalid_argument,
+                std::string(source) + "='" + name + "': " + algos::to_string(coll) + " " + name +
+                    " does not combine in rank order on " + layout.describe() +
+                    ", which a non-commutative user operation needs; " + algos::to_string(coll) +
+                    " algorithms that do here: " + rank_order_names(coll, layout));
   }
   return name;
 }
@@ -235,8 +290,9 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, 
                                                                std::size_t bytes,
                                                                const std::string& algorithm,
                                                                int lanes, int first_rail,
-                                                               std::size_t elem) {
-  const CacheKey key{static_cast<int>(coll), root, bytes, algorithm, lanes, first_rail, elem};
+                                                               std::size_t elem, bool reroot) {
+  const CacheKey key{
+      static_cast<int>(coll), root, bytes, algorithm, lanes, first_rail, elem, reroot};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
   if (algo == nullptr) throw Error(Errc::internal, "unknown algorithm " + algorithm);
@@ -247,13 +303,21 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, 
   args.root = root;
   args.bytes = bytes;
   args.elem = elem;
-  algos::Schedule sched = algo->build(layout, args);
+  algos::Schedule sched;
+  if (reroot) {
+    algos::CollArgs at_zero = args;
+    at_zero.root = 0;
+    sched = algos::reroot_reduce(algo->build(layout, at_zero), layout, args);
+  } else {
+    sched = algo->build(layout, args);
+  }
   sched.finalize();
   auto prepared = prepare(*this, std::move(sched), algorithm, layout.first_rail);
   if (runtime_->config().info > 0 && rank_ == 0 &&
       !(coll == Collective::allgather && algorithm == "linear" && lanes == -1)) {
-    std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s\n", algos::to_string(coll),
-                 bytes, root, layout.describe().c_str(), algorithm.c_str());
+    std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s%s\n", algos::to_string(coll),
+                 bytes, root, layout.describe().c_str(), algorithm.c_str(),
+                 reroot ? " to rank 0, then to the root (a non-commutative operation)" : "");
   }
   if (cache_.size() >= 256) cache_.clear();  // bound memory for programs with many shapes
   cache_.emplace(key, prepared);
@@ -287,6 +351,8 @@ struct Signature {
   std::uint32_t has_error;
   std::uint8_t type;  // reductions
   std::uint8_t op;
+  std::uint8_t user;   // reductions: 0 a predefined operation, 1 a commutative user one, 2 another
+  std::uint64_t elem;  // reductions with a user operation: its element size
   char algorithm[32];
 };
 
@@ -301,7 +367,10 @@ std::string describe_call(const Signature& s) {
   if (coll != Collective::barrier) {
     text += std::to_string(s.bytes) + (vector ? " bytes" : " bytes per block") + ", ";
   }
-  if (algos::is_reduction(coll)) {
+  if (algos::is_reduction(coll) && s.user != 0) {
+    text += std::string("a ") + (s.user == 1 ? "commutative" : "non-commutative") +
+            " user operation of " + std::to_string(s.elem) + "-byte elements, ";
+  } else if (algos::is_reduction(coll)) {
     text += std::string(to_string(static_cast<Op>(s.op))) + " of " +
             to_string(static_cast<Datatype>(s.type)) + ", ";
   }
@@ -317,7 +386,11 @@ void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& loc
   mine.coll = static_cast<std::uint32_t>(coll);
   mine.root = call.root;
   mine.bytes = bytes;
-  if (algos::is_reduction(coll)) {
+  if (algos::is_reduction(coll) && call.user_op) {
+    // User operations compare by what they declare: their functions are this process's own.
+    mine.user = call.user_op->commutative ? 1 : 2;
+    mine.elem = call.user_op->elem_size;
+  } else if (algos::is_reduction(coll)) {
     mine.type = static_cast<std::uint8_t>(call.type);
     mine.op = static_cast<std::uint8_t>(call.op);
   }
@@ -338,20 +411,33 @@ void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& loc
   for (int r = 1; r < size(); ++r) {
     const Signature& s = all[static_cast<std::size_t>(r)];
     if (s.coll != ref.coll || s.root != ref.root || s.bytes != ref.bytes || s.type != ref.type ||
-        s.op != ref.op || std::strncmp(s.algorithm, ref.algorithm, sizeof s.algorithm) != 0) {
-      throw Error(Errc::mismatch, "collective mismatch (LANES_CHECK=1): rank 0 called " +
-                                      describe_call(ref) + " but rank " + std::to_string(r) +
-                                      " called " + describe_call(s));
+        s.op != ref.op || s.user != ref.user || s.elem != ref.elem ||
+        std::strncmp(s.algorithm, ref.algorithm, sizeof s.algorithm) != 0) {
+      const bool kinds = s.coll == ref.coll && (s.user == 0) != (ref.user == 0);
+      throw Error(
+          Errc::mismatch,
+          "collective mismatch (LANES_CHECK=1): rank 0 called " + describe_call(ref) +
+              " but rank " + std::to_string(r) + " called " + describe_call(s) +
+              (kinds ? " (a user operation on one rank, a predefined one on the other)" : ""));
     }
   }
 }
 
 namespace {
 
+// A reduction's element size.
+std::size_t elem_of(const CommImpl::Call& call) {
+  return call.user_op ? call.user_op->elem_size : size_of(call.type);
+}
+
 // The type, operation and sizes of a reduction; empty when they are fine.
 std::string reduction_error(const CommImpl::Call& call, bool uses_recv) {
-  const std::size_t elem = size_of(call.type);
-  if (combine_fn(call.type, call.op) == nullptr) {
+  const std::size_t elem = elem_of(call);
+  if (call.user_op && !call.user_op->fn) {
+    return "the user operation has no function (its fn is empty)";
+  }
+  if (call.user_op && elem == 0) return "the user operation's elements have 0 bytes";
+  if (!call.user_op && combine_fn(call.type, call.op) == nullptr) {
     return std::string("operation ") + to_string(call.op) + " does not apply to " +
            to_string(call.type) + " (bitwise operations take integers)";
   }
@@ -359,7 +445,8 @@ std::string reduction_error(const CommImpl::Call& call, bool uses_recv) {
       call.coll == algos::Collective::reduce_scatter_block ? call.recv.size() : call.send.size();
   if (whole % elem != 0) {
     return (call.coll == algos::Collective::reduce_scatter_block ? "recv holds " : "send holds ") +
-           std::to_string(whole) + " bytes, not a whole number of " + to_string(call.type) +
+           std::to_string(whole) + " bytes, not a whole number of " +
+           (call.user_op ? std::to_string(elem) + "-byte" : std::string(to_string(call.type))) +
            " elements";
   }
   if (uses_recv && call.recv.size() != call.send.size()) {
@@ -470,7 +557,10 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   prepared.call = call;
   prepared.block = block;
   const algos::Layout& layout = layout_with_lanes(call.options.lanes, call.options.first_rail);
-  const std::string algorithm = choose_algorithm(call.coll, block, call.options, layout);
+  // A non-commutative operation: combined in rank order only.
+  const bool rank_order = reduction && call.user_op && !call.user_op->commutative;
+  const std::string algorithm =
+      choose_algorithm(call.coll, block, call.options, layout, rank_order);
   prepared.call.options.algorithm = algorithm;
   if (!err.empty()) {
     // Without LANES_CHECK only this rank knows; with it, every rank fails at start().
@@ -482,10 +572,18 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   const bool nothing =
       (block == 0 && !barrier) || ((call.coll == Collective::bcast || barrier) && size() == 1);
   if (!nothing) {
+    // In rank order toward rank 0 only: reduce there, then send on to the root.
+    const algos::Algorithm* algo = algos::find_algorithm(call.coll, algorithm);
+    const bool reroot = rank_order && call.coll == Collective::reduce && algo != nullptr &&
+                        algo->rank_order != nullptr && !algo->rank_order(layout, call.root);
     prepared.schedule =
         schedule_for(call.coll, rooted ? call.root : 0, block, algorithm, call.options.lanes,
-                     call.options.first_rail, reduction ? size_of(call.type) : 1);
-    if (reduction) prepared.combine = combine_fn(call.type, call.op);
+                     call.options.first_rail, reduction ? elem_of(call) : 1, reroot);
+    if (reduction && call.user_op) {
+      prepared.combine = user_combiner(call.user_op);
+    } else if (reduction) {
+      prepared.combine.kernel = combine_fn(call.type, call.op);
+    }
     prepared.send = uses_send ? send.data() : nullptr;
     prepared.recv = uses_recv ? recv.data() : nullptr;
   }
@@ -498,9 +596,8 @@ std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
     agree(prepared.call, prepared.block, prepared.error);
   }
   if (!prepared.schedule) return nullptr;
-  auto ex =
-      std::make_shared<Execution>(shared_from_this(), prepared.schedule, prepared.send,
-                                  prepared.recv, prepared.combine, size_of(prepared.call.type));
+  auto ex = std::make_shared<Execution>(shared_from_this(), prepared.schedule, prepared.send,
+                                        prepared.recv, prepared.combine, elem_of(prepared.call));
   runtime_->activate(ex);
   return ex;
 }

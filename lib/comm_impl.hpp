@@ -78,6 +78,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     CallOptions options;
     Datatype type = Datatype::uint8;  // reductions
     Op op = Op::sum;
+    std::shared_ptr<const UserOpBytes> user_op = nullptr;  // reductions: a user one, not type/op
   };
   // A validated call, ready to start any number of times (persistent plans keep one).
   struct Prepared {
@@ -86,7 +87,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     std::byte* recv = nullptr;
     Call call;  // for LANES_CHECK at every start
     std::size_t block = 0;
-    CombineFn combine = nullptr;  // reductions: the call's kernel
+    Combiner combine;   // reductions: the call's operation (a user one owned here)
     std::string error;  // with LANES_CHECK, an argument error reported to every rank at start
   };
   // Checks the arguments (throws lanes::Error naming the problem), chooses the algorithm and
@@ -104,14 +105,18 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::shared_ptr<CommImpl> member_comm(const std::vector<int>& members, int new_rank,
                                         std::uint32_t id, int& leader_new_rank);
 
+  // `reroot`: a reduce through rank 0 (algos::reroot_reduce), for a non-commutative operation.
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
                                                        std::size_t bytes,
                                                        const std::string& algorithm, int lanes,
-                                                       int first_rail, std::size_t elem = 1);
+                                                       int first_rail, std::size_t elem = 1,
+                                                       bool reroot = false);
+  // `rank_order`: a non-commutative operation, served only by algorithms in rank order.
   std::string choose_algorithm(algos::Collective coll, std::size_t bytes,
-                               const CallOptions& options, const algos::Layout& layout) const;
+                               const CallOptions& options, const algos::Layout& layout,
+                               bool rank_order) const;
   std::string model_choice(algos::Collective coll, std::size_t bytes, const algos::Layout& layout,
-                           const char* fallback) const;
+                           const char* fallback, bool rank_order) const;
   // The layout with k lanes (per-call option): primaries mod k, driven lanes spread anew.
   const algos::Layout& layout_with_lanes(int lanes, int first_rail);
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
@@ -133,10 +138,12 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;
   std::map<std::pair<int, int>, algos::Layout> layouts_by_lanes_;
-  using CacheKey = std::tuple<int, int, std::size_t, std::string, int, int, std::size_t>;
+  // Schedules only, whatever the operation (each prepared call carries its own): coll, root,
+  // bytes, algorithm, lanes, first rail, element size, through rank 0.
+  using CacheKey = std::tuple<int, int, std::size_t, std::string, int, int, std::size_t, bool>;
   std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
   std::string broken_;
-  mutable std::map<std::tuple<int, std::size_t, int>, std::string> model_choices_;
+  mutable std::map<std::tuple<int, std::size_t, int, bool>, std::string> model_choices_;
 };
 
 }  // namespace lanes::detail

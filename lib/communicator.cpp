@@ -34,6 +34,13 @@ Call make_reduction(Collective coll, int root, std::span<const std::byte> send,
   return call;
 }
 
+Call make_user_reduction(Collective coll, int root, std::span<const std::byte> send,
+                         std::span<std::byte> recv, UserOpBytes&& op, const CallOptions& options) {
+  Call call{coll, root, send, recv, options};
+  call.user_op = std::make_shared<const UserOpBytes>(std::move(op));
+  return call;
+}
+
 }  // namespace
 
 int Communicator::rank() const {
@@ -102,6 +109,21 @@ void Communicator::allreduce_bytes(std::span<const std::byte> send, std::span<st
   usable(impl_).run(make_reduction(Collective::allreduce, 0, send, recv, type, op, o));
 }
 
+void Communicator::reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                UserOpBytes op, int root, const CallOptions& o) {
+  usable(impl_).run(make_user_reduction(Collective::reduce, root, send, recv, std::move(op), o));
+}
+void Communicator::allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                   UserOpBytes op, const CallOptions& o) {
+  usable(impl_).run(make_user_reduction(Collective::allreduce, 0, send, recv, std::move(op), o));
+}
+void Communicator::reduce_scatter_block_bytes(std::span<const std::byte> send,
+                                              std::span<std::byte> recv, UserOpBytes op,
+                                              const CallOptions& o) {
+  usable(impl_).run(
+      make_user_reduction(Collective::reduce_scatter_block, 0, send, recv, std::move(op), o));
+}
+
 // Nonblocking -----------------------------------------------------------------------------------
 namespace {
 Request start(const std::shared_ptr<detail::CommImpl>& impl, const Call& call) {
@@ -144,6 +166,21 @@ Request Communicator::ireduce_bytes(std::span<const std::byte> send, std::span<s
 Request Communicator::iallreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                        Datatype type, Op op, const CallOptions& o) {
   return start(impl_, make_reduction(Collective::allreduce, 0, send, recv, type, op, o));
+}
+
+Request Communicator::ireduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                    UserOpBytes op, int root, const CallOptions& o) {
+  return start(impl_, make_user_reduction(Collective::reduce, root, send, recv, std::move(op), o));
+}
+Request Communicator::iallreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                       UserOpBytes op, const CallOptions& o) {
+  return start(impl_, make_user_reduction(Collective::allreduce, 0, send, recv, std::move(op), o));
+}
+Request Communicator::ireduce_scatter_block_bytes(std::span<const std::byte> send,
+                                                  std::span<std::byte> recv, UserOpBytes op,
+                                                  const CallOptions& o) {
+  return start(impl_, make_user_reduction(Collective::reduce_scatter_block, 0, send, recv,
+                                          std::move(op), o));
 }
 
 // Persistent ------------------------------------------------------------------------------------
@@ -189,6 +226,21 @@ Plan Communicator::plan_reduce_scatter_block_bytes(std::span<const std::byte> se
                                                    std::span<std::byte> recv, Datatype type, Op op,
                                                    const CallOptions& o) {
   return plan(impl_, make_reduction(Collective::reduce_scatter_block, 0, send, recv, type, op, o));
+}
+
+Plan Communicator::plan_reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                     UserOpBytes op, int root, const CallOptions& o) {
+  return plan(impl_, make_user_reduction(Collective::reduce, root, send, recv, std::move(op), o));
+}
+Plan Communicator::plan_allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                        UserOpBytes op, const CallOptions& o) {
+  return plan(impl_, make_user_reduction(Collective::allreduce, 0, send, recv, std::move(op), o));
+}
+Plan Communicator::plan_reduce_scatter_block_bytes(std::span<const std::byte> send,
+                                                   std::span<std::byte> recv, UserOpBytes op,
+                                                   const CallOptions& o) {
+  return plan(impl_, make_user_reduction(Collective::reduce_scatter_block, 0, send, recv,
+                                         std::move(op), o));
 }
 
 }  // namespace lanes

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "lib/comm_impl.hpp"
 #include "lib/runtime_impl.hpp"
@@ -56,12 +59,12 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
 
 Execution::Execution(std::shared_ptr<CommImpl> comm,
                      std::shared_ptr<const PreparedSchedule> prepared, const std::byte* send,
-                     std::byte* recv, CombineFn combine, std::size_t elem)
+                     std::byte* recv, Combiner combine, std::size_t elem)
     : comm_(std::move(comm)),
       prepared_(std::move(prepared)),
       send_(const_cast<std::byte*>(send)),
       recv_(recv),
-      combine_(combine),
+      combine_(std::move(combine)),
       elem_(elem) {
   const auto& sched = prepared_->schedule;
   scratch_ = comm_->scratch_pool().take(sched.scratch_bytes);
@@ -106,10 +109,18 @@ void Execution::start(OpId id) {
       complete(id);
       return;
     case OpKind::combine: {
-      if (combine_ == nullptr) throw Error(Errc::internal, "a combine without a reduction kernel");
+      if (!combine_) throw Error(Errc::internal, "a combine without a reduction kernel");
       std::byte* dst = address(op.dst);
       const std::byte* acc = op.acc.bytes > 0 ? address(op.acc) : dst;
-      combine_(dst, acc, address(op.src), op.src.bytes / elem_, op.src_first);
+      try {
+        combine_(dst, acc, address(op.src), op.src.bytes / elem_, op.src_first);
+      } catch (const std::exception& e) {  // only a user operation throws
+        abort(Errc::invalid_argument, std::string("the user operation threw: ") + e.what());
+        return;
+      } catch (...) {
+        abort(Errc::invalid_argument, "the user operation threw");
+        return;
+      }
       complete(id);
       return;
     }

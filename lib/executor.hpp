@@ -43,10 +43,10 @@ class Execution {
  public:
   // Starting claims the communicator's next sequence number and message numbers, so executions
   // of one communicator must be created in the same order on every rank.
-  // `combine`: a reduction's kernel (its schedule's combine ops), null for other collectives.
+  // `combine`: a reduction's operation (its schedule's combine ops, on elements of `elem`
+  // bytes), empty for other collectives.
   Execution(std::shared_ptr<CommImpl> comm, std::shared_ptr<const PreparedSchedule> prepared,
-            const std::byte* send, std::byte* recv, CombineFn combine = nullptr,
-            std::size_t elem = 1);
+            const std::byte* send, std::byte* recv, Combiner combine = {}, std::size_t elem = 1);
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
@@ -81,7 +81,7 @@ class Execution {
   std::shared_ptr<const PreparedSchedule> prepared_;
   std::byte* send_;
   std::byte* recv_;
-  CombineFn combine_;
+  Combiner combine_;
   std::size_t elem_;
   ScratchPool::Lease scratch_;  // after comm_, whose pool it returns to
   std::uint32_t seq_ = 0;

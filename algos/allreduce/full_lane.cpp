@@ -31,6 +31,10 @@
 // doubling over all p ranks it moves 1/n of the vector per rank between nodes, on every lane at
 // once.
 //
+// Order: local ranks in order on each node (node_phases.hpp), the nodes in order between them
+// (recursive doubling over the nodes, lower node left, the fold too): rank order when every node
+// holds consecutive ranks.
+//
 // Applies: regular layouts (every node holds n ranks).
 #include <algorithm>
 #include <cmath>
@@ -59,7 +63,7 @@ Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args) {
   const auto in_recv = [&](int j) { return Region{Buffer::recv, part(j).offset, part(j).bytes}; };
   const std::size_t mine = part(i).bytes;
   // Scratch: phase 1's bounce area, then phase 2's incoming partial.
-  const std::size_t bounce = node_bounce_bytes(n, part(0).bytes);
+  const std::size_t bounce = node_bounce_bytes(n, part(0).bytes, args.elem);
   s.scratch_bytes = bounce + (nodes > 1 ? part(0).bytes : 0);
   const int levels = floor_log2(nodes);
   const int q = 1 << levels;
@@ -71,7 +75,8 @@ Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args) {
   const Region result = in_recv(i);
 
   // 1. Node reduce-scatter.
-  const NodeReduceScatter rs = node_reduce_scatter(s, layout, mates, i, in_send, result, 0, 0);
+  const NodeReduceScatter rs =
+      node_reduce_scatter(s, layout, mates, i, in_send, result, 0, 0, args.elem);
   std::vector<OpId> ready = rs.done;
 
   // 2. Between nodes, among the local ranks i.
@@ -110,7 +115,7 @@ Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args) {
 
   // 3. Node allgather: part i out to every local rank, every other part in, after phase 1's
   // sends of it left (in place they read the same bytes).
-  node_allgather(s, layout, mates, i, rs.chunks, ready, in_recv, rs.sent, last_round);
+  node_allgather(s, layout, mates, i, rs.chunks, ready, in_recv, rs.sent, last_round, args.elem);
   s.finalize();
   return s;
 }

@@ -18,6 +18,10 @@
 // plus when e > 0 two hops of alpha + beta * m and one more combine, for a vector of m bytes.
 // Latency-optimal; moves the whole vector each round, so for short vectors.
 //
+// Order: the fold pairs ranks 2v and 2v + 1 with the lower one on the left, and virtual ranks
+// keep the ranks' order; each doubling round puts the lower group on the left: rank order on
+// every layout.
+//
 // Applies: any p and any layout; one-ported, each sender on the lanes it drives.
 #include <vector>
 

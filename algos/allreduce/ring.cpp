@@ -21,6 +21,9 @@
 // numbered node by node, only the hops between the last rank of one node and the first of the next
 // leave a node, all nodes' at once, each on the sender's lanes.
 //
+// Order: each part in ring order from the part's index, a rotation of the rank order: not for
+// non-commutative operations.
+//
 // Applies: any p and any layout.
 #include <vector>
 

@@ -15,6 +15,10 @@
 // Cost: ceil(log2 p) (alpha + beta * m + gamma * m) for a vector of m bytes; the rounds whose
 // distance 2^j reaches n ranks cross nodes.
 //
+// Order: relative ranks v combine in order, so the root receives r_root (+) ... (+) r_{p-1} (+)
+// r_0 (+) ... (+) r_{root-1}: rank order toward root 0 only (Algorithm::rank_order); a
+// non-commutative operation reaches another root through rank 0 (reroot_reduce).
+//
 // Applies: any p and any layout; one-ported, each sender on the lanes it drives.
 #include <vector>
 

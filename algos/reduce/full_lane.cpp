@@ -28,6 +28,9 @@
 // share its lanes, B_n each), and (n - 1) (alpha_shm + beta_shm m / n) into the root. Against a
 // binomial reduce over all p ranks, every rank combines and moves 1/n of the vector.
 //
+// Order: local ranks in order on each node, nodes in order relative to the root's node: rank
+// order when every node holds consecutive ranks and the root is on node 0.
+//
 // Applies: regular layouts (every node holds n ranks).
 #include <algorithm>
 #include <cmath>
@@ -59,7 +62,7 @@ Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args) {
   const auto in_recv = [&](int j) { return Region{Buffer::recv, part(j).offset, part(j).bytes}; };
   const std::size_t mine = part(i).bytes;
   // Scratch: the bounce area, the partial (not at the root), phase 2's incoming partial.
-  const std::size_t bounce = node_bounce_bytes(n, part(0).bytes);
+  const std::size_t bounce = node_bounce_bytes(n, part(0).bytes, args.elem);
   const std::size_t partial_at = bounce;
   const std::size_t incoming_at = partial_at + (root ? 0 : part(0).bytes);
   s.scratch_bytes = incoming_at + (nodes > 1 ? part(0).bytes : 0);
@@ -70,7 +73,8 @@ Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args) {
   const Region partial = root ? in_recv(i) : Region{Buffer::scratch, partial_at, mine};
 
   // 1. Node reduce-scatter.
-  const NodeReduceScatter rs = node_reduce_scatter(s, layout, mates, i, in_send, partial, 0, 0);
+  const NodeReduceScatter rs =
+      node_reduce_scatter(s, layout, mates, i, in_send, partial, 0, 0, args.elem);
   std::vector<OpId> ready = rs.done;
 
   // 2. Between nodes, among the local ranks i; node v's partial travels at most once.
@@ -101,7 +105,7 @@ Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args) {
 
   // 3. Gather on the root's node.
   if (u == ur && !sent_on) {
-    const std::size_t chunk = node_chunk_bytes(n);
+    const std::size_t chunk = node_chunk_bytes(n, args.elem);
     if (!root) {
       const int to = args.root;
       if (nodes == 1) {

@@ -11,6 +11,8 @@
 // Cost: one round of p - 1 messages of m bytes each way, alpha + (p - 1) beta m when the sends
 // overlap, plus (p - 1) gamma m; the fewest start-ups on the critical path, for small blocks.
 //
+// Order: rank order on every layout.
+//
 // Applies: any p and any layout.
 #include <vector>
 

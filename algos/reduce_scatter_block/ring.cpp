@@ -15,6 +15,9 @@
 // receives p - 1 blocks, the minimum. With ranks numbered node by node, only the hops from the
 // last rank of a node to the first of the next cross nodes, every node's at once.
 //
+// Order: block b is combined as b + 1, ..., p - 1, 0, ..., b, a rotation of the rank order: not
+// for non-commutative operations.
+//
 // Applies: any p and any layout.
 #include <vector>
 

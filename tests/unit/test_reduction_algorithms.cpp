@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algos/common.hpp"
 #include "algos/layout.hpp"
 #include "algos/node_phases.hpp"
 #include "algos/registry.hpp"
@@ -368,6 +369,159 @@ TEST(FullLaneReductions, ChunkedNodePhasesAreCorrect) {
         const SimResult res = simulate(a, layout, root, m);
         ASSERT_TRUE(res.ok) << what(a, layout, root, m / kWord) << ": " << res.error;
       }
+    }
+  }
+}
+
+// Ranks 0..p-1 dealt to `nodes` nodes round robin: regular when nodes divides p, and no node
+// holds consecutive ranks.
+Layout dealt(int p, int nodes, int lanes) {
+  std::vector<int> labels;
+  for (int r = 0; r < p; ++r) labels.push_back(r % nodes);
+  return Layout::from_node_labels(labels, lanes);
+}
+
+// Every rank's schedule of `a`, or of `a` toward rank 0 sent on to `root` (reroot_reduce).
+std::vector<Schedule> schedules(const Algorithm& a, const Layout& layout, int root,
+                                std::size_t bytes, std::size_t elem, bool reroot) {
+  std::vector<Schedule> out;
+  for (int r = 0; r < layout.size; ++r) {
+    const CollArgs args{a.coll, r, root, bytes, elem};
+    out.push_back(
+        reroot ? reroot_reduce(a.build(layout, CollArgs{a.coll, r, 0, bytes, elem}), layout, args)
+               : a.build(layout, args));
+  }
+  return out;
+}
+
+// Where an algorithm claims rank order (Algorithm::rank_order), a non-commutative combination
+// (the simulator's composition of affine maps) comes out right: every root where it holds, the
+// others of a reduce through rank 0; also on layouts whose nodes hold no consecutive ranks.
+TEST_P(EveryReduction, RankOrderClaimsHold) {
+  const Algorithm& a = *GetParam();
+  if (a.rank_order == nullptr) {
+    // An algorithm that does not claim rank order shows another order somewhere (else it should
+    // claim it).
+    bool other = false;
+    for (int p = 3; p <= 8 && !other; ++p) {
+      for (const Layout& layout : {Layout::blocks(p, 1, 1), Layout::blocks(p, 2, 1)}) {
+        if (a.applicable != nullptr && !a.applicable(layout)) continue;
+        const std::size_t m = static_cast<std::size_t>(p) * kWord;
+        ASSERT_TRUE(simulate(a, layout, 0, m).ok) << what(a, layout, 0, p);
+        other = other || !simulate(a, layout, 0, m, true).ok;
+      }
+    }
+    EXPECT_TRUE(other) << a.name << " combined in rank order on every layout tried";
+    return;
+  }
+  int checked = 0;
+  for (int p = 1; p <= 40; p += p < 10 ? 1 : 5) {
+    std::vector<Layout> layouts = {Layout::blocks(p, 1, 1), Layout::blocks(p, 4, 2),
+                                   Layout::blocks(p, 3, 1), mixed(p, 2)};
+    if (p % 2 == 0) layouts.push_back(dealt(p, 2, 1));
+    for (const Layout& layout : layouts) {
+      if (a.applicable != nullptr && !a.applicable(layout)) continue;
+      const int roots = a.coll == Collective::reduce ? std::min(p, 7) : 1;
+      for (int i = 0; i < roots; ++i) {
+        const int root = (i * 5) % p;
+        const bool direct = a.rank_order(layout, root);
+        const bool reroot = !direct && a.coll == Collective::reduce && a.rank_order(layout, 0);
+        if (!direct && !reroot) continue;
+        for (std::size_t words : {std::size_t{1}, static_cast<std::size_t>(p) + 3}) {
+          const std::size_t m = words * kWord;
+          const SimResult res = simulate_schedules(
+              a.coll, layout, root, m, schedules(a, layout, root, m, kWord, reroot), true);
+          ASSERT_TRUE(res.ok) << what(a, layout, root, words) << (reroot ? " via rank 0" : "")
+                              << ": " << res.error;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 20);
+}
+
+// The simulator's rank-order check catches the rotations of the algorithms that do not claim
+// rank order, and the claims' limits: a binomial reduce to another root, full-lane algorithms on
+// nodes of ranks that are not consecutive.
+TEST(RankOrder, OtherOrdersAreCaught) {
+  const Layout three = Layout::blocks(3, 1, 1);
+  EXPECT_FALSE(simulate(algo(Collective::allreduce, "ring"), three, 0, 3 * kWord, true).ok);
+  EXPECT_FALSE(
+      simulate(algo(Collective::reduce_scatter_block, "ring"), three, 0, 3 * kWord, true).ok);
+  EXPECT_FALSE(simulate(algo(Collective::reduce, "binomial"), three, 1, 3 * kWord, true).ok);
+  const Layout interleaved = dealt(4, 2, 1);
+  EXPECT_FALSE(consecutive_nodes(interleaved));
+  EXPECT_TRUE(consecutive_nodes(Layout::blocks(7, 3, 1)));
+  for (Collective c : {Collective::allreduce, Collective::reduce}) {
+    const Algorithm& a = algo(c, "full-lane");
+    EXPECT_FALSE(a.rank_order(interleaved, 0));
+    EXPECT_FALSE(simulate(a, interleaved, 0, 4 * kWord, true).ok) << to_string(c);
+    EXPECT_TRUE(simulate(a, interleaved, 0, 4 * kWord, false).ok) << to_string(c);
+  }
+  EXPECT_FALSE(algo(Collective::reduce, "full-lane").rank_order(Layout::blocks(4, 2, 1), 2));
+  EXPECT_TRUE(algo(Collective::reduce, "full-lane").rank_order(Layout::blocks(4, 2, 1), 1));
+  // The commutative check accepts them all.
+  EXPECT_TRUE(simulate(algo(Collective::allreduce, "ring"), three, 0, 3 * kWord).ok);
+}
+
+// Element sizes that do not divide the node phases' power-of-two chunks (user operations on
+// structs): every combine and every chunk holds whole elements, parts of several chunks, and the
+// result is right in rank order where the algorithm claims it.
+TEST(RankOrder, ElementsOfAnySizeStayWhole) {
+  for (const std::size_t elem : {std::size_t{24}, std::size_t{40}}) {
+    for (int n : {2, 3, 5}) {
+      const std::size_t chunk = node_chunk_bytes(n, elem);
+      EXPECT_EQ(chunk % elem, 0u);
+      EXPECT_LE(chunk, node_chunk_bytes(n));
+      EXPECT_GT(chunk + elem, node_chunk_bytes(n));
+    }
+    for (const Algorithm* a : reductions()) {
+      const Layout layout = Layout::blocks(6, 3, 2);  // two nodes of three, two lanes
+      const int n = layout.node_size_of(0);
+      // Parts of about 2.5 chunks, whole elements (and whole simulated words).
+      const std::size_t m =
+          (static_cast<std::size_t>(n) * node_chunk_bytes(n, elem) * 5 / 2 / (elem * kWord) + 1) *
+          elem * kWord;
+      const int root = a->coll == Collective::reduce ? layout.size - 1 : 0;
+      const bool reroot = a->coll == Collective::reduce && a->rank_order != nullptr &&
+                          !a->rank_order(layout, root) && a->rank_order(layout, 0);
+      const std::size_t bytes = a->coll == Collective::reduce_scatter_block ? elem * kWord : m;
+      const std::vector<Schedule> scheds = schedules(*a, layout, root, bytes, elem, reroot);
+      for (const Schedule& sched : scheds) {
+        for (const Op& op : sched.ops) {
+          if (op.kind != OpKind::combine) continue;
+          ASSERT_EQ(op.src.bytes % elem, 0u) << a->name << " " << sched.dump();
+          ASSERT_EQ(op.src.offset % elem, 0u) << a->name;
+          ASSERT_EQ(op.dst.offset % elem, 0u) << a->name;
+        }
+      }
+      const bool ordered = a->rank_order != nullptr && (reroot || a->rank_order(layout, root));
+      const SimResult res = simulate_schedules(a->coll, layout, root, bytes, scheds, ordered);
+      ASSERT_TRUE(res.ok) << what(*a, layout, root, bytes / kWord) << ", " << elem
+                          << "-byte elements: " << res.error;
+    }
+  }
+}
+
+// A reduce through rank 0 in place at the root: the result lands after every read of the input.
+TEST(RankOrder, RerootedReduceIsSafeInPlace) {
+  for (const char* name : {"binomial", "full-lane"}) {
+    const Algorithm& a = algo(Collective::reduce, name);
+    const Layout layout = Layout::blocks(6, 2, 1);
+    for (int root = 1; root < layout.size; ++root) {
+      const std::vector<Schedule> scheds = schedules(a, layout, root, 7 * kWord, kWord, true);
+      for (const Op& op : scheds[0].ops) {  // rank 0 is not the root: it has no receive buffer
+        for (const Region& region : {op.src, op.dst, op.acc}) {
+          ASSERT_TRUE(region.buffer != Buffer::recv || region.bytes == 0) << scheds[0].dump();
+        }
+      }
+      const Op& last = scheds[static_cast<std::size_t>(root)].ops.back();
+      EXPECT_TRUE(last.kind == OpKind::recv && last.peer == 0 &&
+                  last.deps.size() + 1 == scheds[static_cast<std::size_t>(root)].ops.size());
+      const SimResult res =
+          simulate_schedules(Collective::reduce, layout, root, 7 * kWord, scheds, true);
+      ASSERT_TRUE(res.ok) << name << " root " << root << ": " << res.error;
     }
   }
 }

@@ -234,6 +234,256 @@ void check_reductions(lanes::Communicator& comm, std::size_t n) {
   }
 }
 
+// User operations ------------------------------------------------------------------------------
+// A commutative one on a struct no predefined Datatype describes (24 bytes: not a divisor of the
+// node phases' power-of-two chunks), with values whose sums are exact in any order.
+struct Moments {
+  double sum = 0;
+  double max = 0;
+  std::int64_t count = 0;
+  bool operator==(const Moments&) const = default;
+};
+
+Moments moments_term(int rank, std::size_t i, int call) {
+  const auto x = static_cast<double>(
+      (i * 7919 + static_cast<std::size_t>(rank) * 104729 + static_cast<std::size_t>(call) * 31) %
+      1000003);
+  return {x, x - static_cast<double>(rank), static_cast<std::int64_t>(i % 5) + rank};
+}
+
+lanes::UserOp<Moments> moments_op() {
+  return {[](const Moments* in, Moments* inout, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      inout[i].sum += in[i].sum;
+      inout[i].max = std::max(inout[i].max, in[i].max);
+      inout[i].count += in[i].count;
+    }
+  }};
+}
+
+// A non-commutative, associative one: 3x3 matrices modulo 2^32 (36 bytes), in[i] * inout[i].
+// Every rank's matrix is unimodular, so that products never degenerate.
+struct Mat3 {
+  std::uint32_t m[9];
+  bool operator==(const Mat3&) const = default;
+};
+
+Mat3 mul(const Mat3& x, const Mat3& y) {
+  Mat3 z{};
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) {
+      std::uint32_t v = 0;
+      for (int k = 0; k < 3; ++k) v += x.m[3 * r + k] * y.m[3 * k + c];
+      z.m[3 * r + c] = v;
+    }
+  }
+  return z;
+}
+
+Mat3 mat_term(int rank, std::size_t i, int call) {
+  const auto h = [&](std::uint32_t salt) {
+    std::uint64_t x = i * 0x9E3779B97F4A7C15ULL +
+                      static_cast<std::uint64_t>(rank) * 0xBF58476D1CE4E5B9ULL +
+                      static_cast<std::uint64_t>(call) * 0x94D049BB133111EBULL + salt;
+    x ^= x >> 29;
+    x *= 0xD6E8FEB86659FD93ULL;
+    return static_cast<std::uint32_t>(x >> 32);
+  };
+  // Upper times lower unitriangular: determinant 1, and x * y != y * x in general.
+  const Mat3 upper{{1, h(1), h(2), 0, 1, h(3), 0, 0, 1}};
+  const Mat3 lower{{1, 0, 0, h(4), 1, 0, h(5), h(6), 1}};
+  return mul(upper, lower);
+}
+
+lanes::UserOp<Mat3> mat_op() {
+  return {[](const Mat3* in, Mat3* inout, std::size_t n) {
+            for (std::size_t i = 0; i < n; ++i) inout[i] = mul(in[i], inout[i]);
+          },
+          false};
+}
+
+// The rank-order product of element i over `p` ranks (block `block` of reduce_scatter_block:
+// element block * n + i of every rank's send).
+Mat3 mat_product(int p, std::size_t i, int call) {
+  Mat3 acc = mat_term(0, i, call);
+  for (int r = 1; r < p; ++r) acc = mul(acc, mat_term(r, i, call));
+  return acc;
+}
+
+Moments moments_total(int p, std::size_t i, int call) {
+  Moments acc = moments_term(0, i, call);
+  for (int r = 1; r < p; ++r) {
+    const Moments t = moments_term(r, i, call);
+    acc.sum += t.sum;
+    acc.max = std::max(acc.max, t.max);
+    acc.count += t.count;
+  }
+  return acc;
+}
+
+enum class Way { blocking, nonblocking, plan };
+
+// One element type's checks: allreduce (also in place), reduce to every root (in place at the
+// root every other root), reduce_scatter_block, each blocking, nonblocking (all of a size in
+// flight at once, completed in reverse order) and as a plan started twice; send buffers must
+// come back untouched. `term(rank, i, call)`, `total(p, i, call)`. A non-empty `only` runs that
+// collective alone (with o.algorithm, one of its algorithms).
+template <class T, class Term, class Total>
+void check_user_op(lanes::Communicator& comm, const lanes::UserOp<T>& op, std::size_t n, Way way,
+                   const lanes::CallOptions& o, Term term, Total total, int& call,
+                   const std::string& only = "") {
+  const int me = comm.rank();
+  const int p = comm.size();
+  const auto pn = static_cast<std::size_t>(p) * n;
+  std::vector<lanes::Request> pending;
+  std::vector<std::function<void()>> checks;
+  // Every vector lives until the checks ran.
+  std::vector<std::unique_ptr<std::vector<T>>> keep;
+  const auto vec = [&](std::size_t size) -> std::vector<T>& {
+    keep.push_back(std::make_unique<std::vector<T>>(size));
+    return *keep.back();
+  };
+  const auto filled = [&](std::size_t size, int c) -> std::vector<T>& {
+    std::vector<T>& v = vec(size);
+    for (std::size_t i = 0; i < size; ++i) v[i] = term(me, i, c);
+    return v;
+  };
+  const auto expect_total = [&, p](const std::vector<T>& got, int c, std::size_t offset,
+                                   const std::string& what) {
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (!(got[i] == total(p, offset + i, c))) {
+        ADD_FAILURE() << what << ": element " << i << " of " << got.size() << " at rank " << me
+                      << " is not the combination in rank order";
+        return;
+      }
+    }
+  };
+  const auto untouched = [&](const std::vector<T>& send, int c, const std::string& what) {
+    for (std::size_t i = 0; i < send.size(); ++i) {
+      if (!(send[i] == term(me, i, c))) {
+        ADD_FAILURE() << what << ": send element " << i << " changed at rank " << me;
+        return;
+      }
+    }
+  };
+  // Runs `blocking`, or starts `start`, or makes the plan and runs it twice (refilling recv).
+  const auto run = [&](auto blocking, auto start, auto make_plan, std::vector<T>& recv) {
+    switch (way) {
+      case Way::blocking:
+        blocking();
+        break;
+      case Way::nonblocking:
+        pending.push_back(start());
+        break;
+      case Way::plan: {
+        lanes::Plan plan = make_plan();
+        for (int twice = 0; twice < 2; ++twice) {
+          std::fill(recv.begin(), recv.end(), T{});
+          plan.start();
+          plan.wait();
+        }
+        break;
+      }
+    }
+  };
+  if (only.empty() || only == "allreduce") {
+    const int c = call++;
+    std::vector<T>& send = filled(n, c);
+    std::vector<T>& recv = vec(n);
+    run([&] { comm.allreduce(send, recv, op, o); },
+        [&] { return comm.iallreduce(send, recv, op, o); },
+        [&] { return comm.plan_allreduce(send, recv, op, o); }, recv);
+    checks.push_back([&, c] {
+      expect_total(recv, c, 0, "allreduce");
+      untouched(send, c, "allreduce");
+    });
+  }
+  if (way == Way::blocking && (only.empty() || only == "allreduce")) {
+    const int c = call++;
+    std::vector<T>& data = filled(n, c);
+    comm.allreduce(data, op, o);
+    checks.push_back([&, c] { expect_total(data, c, 0, "allreduce in place"); });
+  }
+  for (int root = 0; root < p && (only.empty() || only == "reduce"); ++root) {
+    const int c = call++;
+    const bool in_place = root % 2 == 1 && way != Way::plan;
+    std::vector<T>& send = filled(n, c);
+    std::vector<T>& recv = in_place && me == root ? send : vec(me == root ? n : 0);
+    run([&] { comm.reduce(send, recv, op, root, o); },
+        [&] { return comm.ireduce(send, recv, op, root, o); },
+        [&] { return comm.plan_reduce(send, recv, op, root, o); }, recv);
+    checks.push_back([&, c, root, in_place] {
+      const std::string what = "reduce root " + std::to_string(root);
+      if (me == root) expect_total(recv, c, 0, what);
+      if (!(in_place && me == root)) untouched(send, c, what);
+    });
+  }
+  if (only.empty() || only == "reduce_scatter_block") {
+    const int c = call++;
+    std::vector<T>& send = filled(pn, c);
+    std::vector<T>& recv = vec(n);
+    run([&] { comm.reduce_scatter_block(send, recv, op, o); },
+        [&] { return comm.ireduce_scatter_block(send, recv, op, o); },
+        [&] { return comm.plan_reduce_scatter_block(send, recv, op, o); }, recv);
+    checks.push_back([&, c] {
+      expect_total(recv, c, static_cast<std::size_t>(me) * n, "reduce_scatter_block");
+      untouched(send, c, "reduce_scatter_block");
+    });
+  }
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) it->wait();
+  for (const auto& check : checks) check();
+}
+
+// Both operations, every way, at `sizes` (0, 1, not divisible by p, and long enough that the
+// node phases cut parts into several chunks), with the runtime's choice; then with every
+// algorithm by name. A non-commutative operation must be served by the algorithms `served` names
+// ("allreduce recursive-doubling") and refused, with an error saying why, by those `refused`
+// names; any other algorithm either refuses it or gets it right.
+void check_user_ops(lanes::Communicator& comm, const std::vector<std::size_t>& sizes,
+                    const std::vector<std::string>& served,
+                    const std::vector<std::string>& refused) {
+  int call = 0;
+  for (const std::size_t n : sizes) {
+    for (const Way way : {Way::blocking, Way::nonblocking, Way::plan}) {
+      check_user_op(comm, moments_op(), n, way, {}, moments_term, moments_total, call);
+      check_user_op(comm, mat_op(), n, way, {}, mat_term, mat_product, call);
+    }
+  }
+  const auto p = static_cast<std::size_t>(comm.size());
+  const auto named = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  for (const std::string coll : {"allreduce", "reduce", "reduce_scatter_block"}) {
+    for (const std::string& algorithm : lanes::algorithms(coll)) {
+      const std::string name = coll + " " + algorithm;
+      const lanes::CallOptions o{.algorithm = algorithm};
+      const std::size_t n = 2003;
+      check_user_op(comm, moments_op(), n, Way::blocking, o, moments_term, moments_total, call,
+                    coll);
+      std::vector<Mat3> send(coll == "reduce_scatter_block" ? p * n : n), recv(n);
+      std::string what;
+      bool refusal = false;
+      try {
+        if (coll == "allreduce") comm.allreduce(send, recv, mat_op(), o);
+        if (coll == "reduce") comm.reduce(send, recv, mat_op(), 0, o);
+        if (coll == "reduce_scatter_block") comm.reduce_scatter_block(send, recv, mat_op(), o);
+      } catch (const lanes::Error& e) {
+        refusal = e.code() == lanes::Errc::invalid_argument;
+        what = e.what();
+        EXPECT_NE(what.find("does not combine in rank order"), std::string::npos) << what;
+        EXPECT_NE(what.find("CallOptions::algorithm='" + algorithm + "'"), std::string::npos)
+            << what;
+      }
+      if (refusal) {
+        EXPECT_FALSE(named(served, name)) << name << ": " << what;
+        continue;
+      }
+      EXPECT_FALSE(named(refused, name)) << name << " served a non-commutative operation";
+      check_user_op(comm, mat_op(), n, Way::blocking, o, mat_term, mat_product, call, coll);
+    }
+  }
+}
+
 }  // namespace
 
 TEST(Runtime, SingleProcessWithoutLauncher) {
@@ -481,4 +731,185 @@ TEST(Runtime, RailWeightsMustMatchTheRails) {
   EXPECT_NE(what.find("LANES_RAIL_WEIGHTS gives 3 weights but there are 2 rails"),
             std::string::npos)
       << what;
+}
+
+// User operations on four ranks as threads on two emulated nodes (nodes of consecutive ranks:
+// the full-lane algorithms combine in rank order), on the same ranks dealt to the nodes
+// alternately (they do not), and on three of them (irregular; recursive doubling folds).
+TEST(Runtime, UserOperations) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", "2"}};
+  run_ranks(4, [](int, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    ASSERT_EQ(w.num_nodes(), 2);
+    check_user_ops(w, {0, 1, 5, 30011},
+                   {"allreduce recursive-doubling", "allreduce full-lane", "reduce binomial",
+                    "reduce full-lane", "reduce_scatter_block pairwise"},
+                   {"allreduce ring", "reduce_scatter_block ring"});
+    // World ranks 0, 2, 1, 3: new ranks 0 and 2 on one node, 1 and 3 on the other.
+    lanes::Communicator dealt = w.split(0, (w.rank() % 2) * 2 + w.rank() / 2);
+    ASSERT_EQ(dealt.node(), dealt.rank() % 2);
+    check_user_ops(
+        dealt, {0, 7, 2003},
+        {"allreduce recursive-doubling", "reduce binomial", "reduce_scatter_block pairwise"},
+        {"allreduce ring", "allreduce full-lane", "reduce full-lane", "reduce_scatter_block ring"});
+    lanes::Communicator three = w.split(w.rank() < 3 ? 0 : -1, 0);
+    if (three.valid()) {
+      check_user_ops(
+          three, {1, 7, 2003},
+          {"allreduce recursive-doubling", "reduce binomial", "reduce_scatter_block pairwise"},
+          {"allreduce ring", "reduce_scatter_block ring"});
+    }
+  });
+}
+
+// Calls of one shape with different operations (two user operations, a user and a predefined
+// one) get each their own operation; a nonblocking call and a plan keep theirs after the
+// caller's UserOp is gone.
+TEST(Runtime, UserOperationsAreNotConfused) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", "1"}};
+  run_ranks(2, [](int me, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    const std::vector<std::uint32_t> send = {5u + static_cast<std::uint32_t>(me), 9u, 100u};
+    std::vector<std::uint32_t> sum(3), mx(3), mn(3);
+    const lanes::UserOp<std::uint32_t> max_op{
+        [](const std::uint32_t* in, std::uint32_t* io, std::size_t n) {
+          for (std::size_t i = 0; i < n; ++i) io[i] = std::max(in[i], io[i]);
+        }};
+    const lanes::UserOp<std::uint32_t> min_op{
+        [](const std::uint32_t* in, std::uint32_t* io, std::size_t n) {
+          for (std::size_t i = 0; i < n; ++i) io[i] = std::min(in[i], io[i]);
+        }};
+    for (int round = 0; round < 2; ++round) {
+      w.allreduce(send, mx, max_op);
+      w.allreduce(send, sum, lanes::Op::sum);
+      w.allreduce(send, mn, min_op);
+      EXPECT_EQ(mx, (std::vector<std::uint32_t>{6, 9, 100}));
+      EXPECT_EQ(sum, (std::vector<std::uint32_t>{11, 18, 200}));
+      EXPECT_EQ(mn, (std::vector<std::uint32_t>{5, 9, 100}));
+    }
+    // The operations' only copies are the call's: they count how often they ran.
+    auto runs = std::make_shared<std::atomic<int>>(0);
+    const auto counting = [&runs](bool commutative) {
+      return lanes::UserOp<std::uint32_t>{
+          [runs](const std::uint32_t* in, std::uint32_t* io, std::size_t n) {
+            ++*runs;
+            for (std::size_t i = 0; i < n; ++i) io[i] = in[i] * 10 + io[i];
+          },
+          commutative};
+    };
+    std::vector<std::uint32_t> later(3), planned(3);
+    lanes::Request req = w.iallreduce(send, later, counting(false));
+    lanes::Plan plan = w.plan_allreduce(send, planned, counting(false));
+    req.wait();
+    EXPECT_EQ(later, (std::vector<std::uint32_t>{5 * 10 + 6, 99, 1100}));
+    for (int twice = 0; twice < 2; ++twice) {
+      std::fill(planned.begin(), planned.end(), 0);
+      plan.start();
+      plan.wait();
+      EXPECT_EQ(planned, later);
+    }
+    EXPECT_GE(runs->load(), 3);
+  });
+}
+
+// LANES_CHECK=1: a user operation on one rank and a predefined one on another is a mismatch that
+// says so; so are user operations of different element sizes. The communicator stays usable.
+TEST(Runtime, UserOperationMismatchIsReported) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", "1"}, {"LANES_CHECK", "1"}};
+  run_ranks(2, [](int me, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    std::vector<std::uint32_t> v(4, 1), r(4);
+    const lanes::UserOp<std::uint32_t> add{
+        [](const std::uint32_t* in, std::uint32_t* io, std::size_t n) {
+          for (std::size_t i = 0; i < n; ++i) io[i] += in[i];
+        }};
+    std::string what;
+    EXPECT_EQ(code_of(
+                  [&] {
+                    if (me == 0) {
+                      w.allreduce(v, r, add);
+                    } else {
+                      w.allreduce(v, r, lanes::Op::sum);
+                    }
+                  },
+                  &what),
+              lanes::Errc::mismatch);
+    EXPECT_NE(what.find("a user operation on one rank, a predefined one on the other"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("commutative user operation of 4-byte elements"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("sum of uint32"), std::string::npos) << what;
+    std::vector<std::uint64_t> wide(2, 1), wide_r(2);
+    const lanes::UserOp<std::uint64_t> add64{
+        [](const std::uint64_t* in, std::uint64_t* io, std::size_t n) {
+          for (std::size_t i = 0; i < n; ++i) io[i] += in[i];
+        }};
+    EXPECT_EQ(code_of(
+                  [&] {
+                    if (me == 0) {
+                      w.allreduce(v, r, add);
+                    } else {
+                      w.allreduce(wide, wide_r, add64);
+                    }
+                  },
+                  &what),
+              lanes::Errc::mismatch);
+    EXPECT_NE(what.find("8-byte elements"), std::string::npos) << what;
+    w.allreduce(v, r, add);
+    EXPECT_EQ(r, (std::vector<std::uint32_t>(4, 2)));
+  });
+}
+
+// A user operation that throws fails the call with its message on the ranks that ran it.
+TEST(Runtime, UserOperationThatThrowsFailsTheCall) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", "1"}};
+  run_ranks(2, [](int, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    std::vector<int> v(3, 1), r(3);
+    const lanes::UserOp<int> bad{
+        [](const int*, int*, std::size_t) { throw std::runtime_error("no such combination"); }};
+    std::string what;
+    // Recursive doubling: both ranks combine once both messages arrived.
+    EXPECT_EQ(code_of([&] { w.allreduce(v, r, bad, {.algorithm = "recursive-doubling"}); }, &what),
+              lanes::Errc::invalid_argument);
+    EXPECT_NE(what.find("the user operation threw: no such combination"), std::string::npos)
+        << what;
+  });
+}
+
+// Arguments: an algorithm not in rank order named for a non-commutative operation (per call or
+// by its variable), an empty function, sizes that are not whole elements.
+TEST(Runtime, UserOperationBadInput) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_ALLREDUCE_ALGORITHM", "ring"}};
+  lanes::Runtime rt = lanes::Runtime::init();
+  lanes::Communicator w = rt.world();
+  std::vector<Mat3> m(3, mat_term(0, 0, 0)), out(3);
+  std::string what;
+  EXPECT_EQ(code_of([&] { w.allreduce(m, out, mat_op()); }, &what), lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("LANES_ALLREDUCE_ALGORITHM='ring'"), std::string::npos) << what;
+  EXPECT_NE(what.find("does not combine in rank order"), std::string::npos) << what;
+  EXPECT_NE(what.find("recursive-doubling"), std::string::npos) << what;  // the ones that do
+  EXPECT_EQ(
+      code_of([&] { w.reduce_scatter_block(m, out, mat_op(), {.algorithm = "ring"}); }, &what),
+      lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("CallOptions::algorithm='ring'"), std::string::npos) << what;
+  // Named in rank order, or commutative: fine.
+  w.allreduce(m, out, mat_op(), {.algorithm = "recursive-doubling"});
+  EXPECT_EQ(out, m);
+  std::vector<Moments> mo(5, moments_term(0, 1, 2)), mo_out(5);
+  w.allreduce(mo, mo_out, moments_op());
+  EXPECT_EQ(mo_out, mo);
+  EXPECT_EQ(code_of([&] { w.allreduce(mo, mo_out, lanes::UserOp<Moments>{}); }, &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("has no function"), std::string::npos) << what;
+  std::vector<std::byte> ten(10), ten2(10);
+  const lanes::UserOpBytes three{[](const void*, void*, std::size_t) {}, 3};
+  EXPECT_EQ(code_of([&] { w.allreduce_bytes(ten, ten2, three); }, &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("not a whole number of 3-byte elements"), std::string::npos) << what;
+  const lanes::UserOpBytes none{[](const void*, void*, std::size_t) {}, 0};
+  EXPECT_EQ(code_of([&] { w.reduce_bytes(ten, ten2, none, 0); }, &what),
+            lanes::Errc::invalid_argument);
+  EXPECT_NE(what.find("0 bytes"), std::string::npos) << what;
 }

@@ -34,6 +34,35 @@ struct CallOptions {
   int first_rail = 0;
 };
 
+// A reduction operation the caller defines, on elements of type T (any trivially copyable type
+// whose alignment is at most alignof(std::max_align_t)). fn(in, inout, count) sets
+// inout[i] = in[i] (+) inout[i] for i < count, `in` the left operand (MPI_User_function's order).
+// The operation must be associative and the same on every rank: lanes combines every rank's
+// contribution exactly once, in an order each algorithm fixes, so every rank gets the same bits.
+// commutative = false: the result is the combination in rank order, r_0 (+) r_1 (+) ... (+)
+// r_{p-1}; lanes then chooses among the algorithms that combine in rank order only (a reduce to
+// another root than 0 reduces to rank 0 and sends the result on where its algorithms combine in
+// that order only toward rank 0), and an algorithm named by CallOptions::algorithm or
+// LANES_<COLLECTIVE>_ALGORITHM that does not is an error (lanes::Error, invalid_argument).
+// fn runs inside the lanes calls that progress the reduction (the blocking call, or
+// Request/Plan wait() and test(), also those of other calls of the same runtime), on their
+// thread. `in` may point into the caller's send buffer and is never written. fn must not call
+// lanes nor throw (a throw fails the call and leaves the communicator unusable). Nonblocking
+// calls and plans keep their own copy of fn.
+template <class T>
+struct UserOp {
+  std::function<void(const T* in, T* inout, std::size_t count)> fn;
+  bool commutative = true;
+};
+
+// A user operation of the byte versions: fn as UserOp::fn over `count` elements of `elem_size`
+// bytes each (the buffers hold whole elements; lanes' own buffers are aligned for any element).
+struct UserOpBytes {
+  std::function<void(const void* in, void* inout, std::size_t count)> fn;
+  std::size_t elem_size = 1;
+  bool commutative = true;
+};
+
 class Communicator {
  public:
   Communicator() = default;  // a null communicator (from split() with a negative color)
@@ -87,6 +116,14 @@ class Communicator {
   void reduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                   Datatype type, Op op, const CallOptions& options = {});
 
+  // The same reductions with a user operation (UserOpBytes) instead of a Datatype and an Op.
+  void reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, UserOpBytes op,
+                    int root, const CallOptions& options = {});
+  void allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, UserOpBytes op,
+                       const CallOptions& options = {});
+  void reduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                  UserOpBytes op, const CallOptions& options = {});
+
   // Returns once every rank of the communicator has called it.
   void barrier(const CallOptions& options = {});
 
@@ -107,6 +144,12 @@ class Communicator {
   Request ibarrier(const CallOptions& options = {});
   Request ireduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                       Datatype type, Op op, const CallOptions& options = {});
+  Request ireduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, UserOpBytes op,
+                        int root, const CallOptions& options = {});
+  Request iallreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                           UserOpBytes op, const CallOptions& options = {});
+  Request ireduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                      UserOpBytes op, const CallOptions& options = {});
 
   // Persistent: arguments checked and schedule built once; Plan::start()/wait() many times.
   Plan plan_bcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
@@ -124,6 +167,12 @@ class Communicator {
                             Datatype type, Op op, const CallOptions& options = {});
   Plan plan_reduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                        Datatype type, Op op, const CallOptions& options = {});
+  Plan plan_reduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv, UserOpBytes op,
+                         int root, const CallOptions& options = {});
+  Plan plan_allreduce_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                            UserOpBytes op, const CallOptions& options = {});
+  Plan plan_reduce_scatter_block_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                                       UserOpBytes op, const CallOptions& options = {});
 
   // Typed versions over any contiguous range of trivially copyable elements.
   template <ContiguousData R>
@@ -192,6 +241,58 @@ class Communicator {
   Plan plan_allreduce(const S& send, R&& recv, Op op, const CallOptions& options = {}) {
     return plan_allreduce_bytes(readable(send), writable(recv), reduced_type<S, R>(), op, options);
   }
+  // Typed reductions with a user operation: send and recv hold T, the operation's element type.
+  template <ContiguousData S, ContiguousData R, class T>
+  void reduce(const S& send, R&& recv, const UserOp<T>& op, int root,
+              const CallOptions& options = {}) {
+    reduce_bytes(readable(send), writable(recv), user_bytes<S, R>(op), root, options);
+  }
+  template <ContiguousData S, ContiguousData R, class T>
+  void allreduce(const S& send, R&& recv, const UserOp<T>& op, const CallOptions& options = {}) {
+    allreduce_bytes(readable(send), writable(recv), user_bytes<S, R>(op), options);
+  }
+  template <ContiguousData R, class T>
+  void allreduce(R&& data, const UserOp<T>& op, const CallOptions& options = {}) {  // in place
+    const auto bytes = writable(data);
+    allreduce_bytes(bytes, bytes, user_bytes<R, R>(op), options);
+  }
+  template <ContiguousData S, ContiguousData R, class T>
+  void reduce_scatter_block(const S& send, R&& recv, const UserOp<T>& op,
+                            const CallOptions& options = {}) {
+    reduce_scatter_block_bytes(readable(send), writable(recv), user_bytes<S, R>(op), options);
+  }
+  template <ContiguousData S, ContiguousData R, class T>
+  Request ireduce(const S& send, R&& recv, const UserOp<T>& op, int root,
+                  const CallOptions& options = {}) {
+    return ireduce_bytes(readable(send), writable(recv), user_bytes<S, R>(op), root, options);
+  }
+  template <ContiguousData S, ContiguousData R, class T>
+  Request iallreduce(const S& send, R&& recv, const UserOp<T>& op,
+                     const CallOptions& options = {}) {
+    return iallreduce_bytes(readable(send), writable(recv), user_bytes<S, R>(op), options);
+  }
+  template <ContiguousData S, ContiguousData R, class T>
+  Request ireduce_scatter_block(const S& send, R&& recv, const UserOp<T>& op,
+                                const CallOptions& options = {}) {
+    return ireduce_scatter_block_bytes(readable(send), writable(recv), user_bytes<S, R>(op),
+                                       options);
+  }
+  template <ContiguousData S, ContiguousData R, class T>
+  Plan plan_reduce(const S& send, R&& recv, const UserOp<T>& op, int root,
+                   const CallOptions& options = {}) {
+    return plan_reduce_bytes(readable(send), writable(recv), user_bytes<S, R>(op), root, options);
+  }
+  template <ContiguousData S, ContiguousData R, class T>
+  Plan plan_allreduce(const S& send, R&& recv, const UserOp<T>& op,
+                      const CallOptions& options = {}) {
+    return plan_allreduce_bytes(readable(send), writable(recv), user_bytes<S, R>(op), options);
+  }
+  template <ContiguousData S, ContiguousData R, class T>
+  Plan plan_reduce_scatter_block(const S& send, R&& recv, const UserOp<T>& op,
+                                 const CallOptions& options = {}) {
+    return plan_reduce_scatter_block_bytes(readable(send), writable(recv), user_bytes<S, R>(op),
+                                           options);
+  }
   template <ContiguousData R>
   Request ibcast(R&& data, int root, const CallOptions& options = {}) {
     return ibcast_bytes(writable(data), root, options);
@@ -254,6 +355,26 @@ class Communicator {
     static_assert(std::is_same_v<T, std::remove_cv_t<std::ranges::range_value_t<R>>>,
                   "lanes: a reduction's send and recv hold the same element type");
     return datatype_of<T>();
+  }
+
+  // The byte form of a typed user operation; it holds its own copy of op.fn.
+  template <class S, class R, class T>
+  static UserOpBytes user_bytes(const UserOp<T>& op) {
+    static_assert(std::is_same_v<T, std::remove_cv_t<std::ranges::range_value_t<S>>> &&
+                      std::is_same_v<T, std::remove_cv_t<std::ranges::range_value_t<R>>>,
+                  "lanes: a user operation's send and recv hold its element type T");
+    static_assert(alignof(T) <= alignof(std::max_align_t),
+                  "lanes: user operations take elements aligned to at most "
+                  "alignof(std::max_align_t)");
+    UserOpBytes bytes;
+    if (op.fn) {
+      bytes.fn = [fn = op.fn](const void* in, void* inout, std::size_t count) {
+        fn(static_cast<const T*>(in), static_cast<T*>(inout), count);
+      };
+    }
+    bytes.elem_size = sizeof(T);
+    bytes.commutative = op.commutative;
+    return bytes;
   }
 
   std::shared_ptr<detail::CommImpl> impl_;
