@@ -176,7 +176,7 @@ TEST(Registry, HoldsTheCatalogue) {
       {Collective::gather, {"linear", "binomial"}},
       {Collective::alltoall, {"pairwise", "kported", "bruck", "full-lane", "k-lane", "windowed"}},
       {Collective::allgather, {"linear", "ring", "recursive-doubling", "bruck", "node-aware"}},
-      {Collective::reduce, {"binomial"}},
+      {Collective::reduce, {"binomial", "full-lane"}},
       {Collective::allreduce, {"recursive-doubling", "ring", "full-lane"}},
       {Collective::barrier, {"dissemination"}},
       {Collective::reduce_scatter_block, {"ring", "pairwise"}},
