@@ -79,6 +79,11 @@ Schedule build_allgather_node_aware(const Layout& layout, const CollArgs& args);
 // reduce
 Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args);
 Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_linear(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_chain(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_binary(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_in_order_binary(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_rabenseifner(const Layout& layout, const CollArgs& args);
 // (end of reduce)
 // allreduce
 Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs& args);
@@ -129,6 +134,11 @@ double cost_allreduce_full_lane(const CostInput& in, const MachineParams& m);
 double cost_barrier_dissemination(const CostInput& in, const MachineParams& m);
 double cost_reduce_scatter_block_ring(const CostInput& in, const MachineParams& m);
 double cost_reduce_scatter_block_pairwise(const CostInput& in, const MachineParams& m);
+double cost_reduce_linear(const CostInput& in, const MachineParams& m);
+double cost_reduce_chain(const CostInput& in, const MachineParams& m);
+double cost_reduce_binary(const CostInput& in, const MachineParams& m);
+double cost_reduce_in_order_binary(const CostInput& in, const MachineParams& m);
+double cost_reduce_rabenseifner(const CostInput& in, const MachineParams& m);
 // (end of costs)
 
 }  // namespace lanes::algos

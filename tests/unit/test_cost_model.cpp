@@ -450,3 +450,35 @@ TEST(CostModel, PredictsEveryBcastAtTenThousandNodes) {
   EXPECT_EQ(irregular.size(), 8u);
   for (const auto& p : irregular) EXPECT_NE(p.algorithm, "full-lane");
 }
+
+// Reductions: every algorithm priced at 10000 x 32 ranks (the hierarchical ones search the
+// divisors of p for their group count), finite and positive.
+TEST(CostModel, PredictsEveryReductionAtTenThousandNodes) {
+  const CostInput in = shape(10000, 32, 2, 1 << 20);
+  const MachineParams m = rails_machine(2);
+  for (Collective c :
+       {Collective::reduce, Collective::allreduce, Collective::reduce_scatter_block}) {
+    const auto ranking = predict(c, in, m);
+    EXPECT_EQ(ranking.size(), algorithms_for(c).size()) << to_string(c);
+    for (const auto& p : ranking) {
+      EXPECT_TRUE(std::isfinite(p.seconds) && p.seconds > 0) << to_string(c) << " " << p.algorithm;
+    }
+  }
+}
+
+// Long vectors: Rabenseifner's reduce-scatter moves about 2 m per rank where the trees move
+// m log2 p; short ones: the trees' log2 p start-ups win.
+TEST(CostModel, LongReductionsFavourRabenseifner) {
+  const MachineParams m = rails_machine(2);
+  const CostInput big = shape(16, 8, 2, 16 << 20);
+  EXPECT_LT(cost_of(Collective::reduce, "rabenseifner", big, m),
+            cost_of(Collective::reduce, "binomial", big, m));
+  const CostInput small = shape(16, 8, 2, 8);
+  EXPECT_LT(cost_of(Collective::reduce, "binomial", small, m),
+            cost_of(Collective::reduce, "rabenseifner", small, m));
+  // The pipelined chain hides its p - 1 hops behind its segments only for long vectors.
+  EXPECT_LT(cost_of(Collective::reduce, "chain", big, m),
+            cost_of(Collective::reduce, "binomial", big, m));
+  EXPECT_GT(cost_of(Collective::reduce, "chain", small, m),
+            cost_of(Collective::reduce, "binomial", small, m));
+}

@@ -190,6 +190,144 @@ TEST(AllreduceRing, CutsOnlyAtElementBoundaries) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The reductions built from segments, folds and sub-schedules.
+
+// Vectors of several segments (about 64 KiB each): 3 * 64 KiB + 5 words, and a short one.
+constexpr std::size_t kLongWords = 3 * 8192 + 5;
+
+TEST(ReduceSegmented, LongVectorsOnEveryRoot) {
+  for (const char* name : {"chain", "binary", "in-order-binary", "rabenseifner"}) {
+    const Algorithm& a = algo(Collective::reduce, name);
+    for (const Layout& layout : {Layout::blocks(1, 1, 1), Layout::blocks(2, 1, 1),
+                                 Layout::blocks(7, 3, 2), mixed(12, 2), Layout::blocks(16, 4, 2)}) {
+      for (int root = 0; root < layout.size; root += 1 + layout.size / 4) {
+        const SimResult res = simulate(a, layout, root, kLongWords * kWord);
+        ASSERT_TRUE(res.ok) << what(a, layout, root, kLongWords) << ": " << res.error;
+      }
+    }
+  }
+}
+
+TEST(ReduceLinear, OneMessagePerRankOneRoundEach) {
+  const Algorithm& a = algo(Collective::reduce, "linear");
+  for (int p : {1, 2, 5, 9}) {
+    for (int root : {0, p / 2, p - 1}) {
+      const SimResult res = simulate(a, Layout::blocks(p, 2, 1), root, 3 * kWord);
+      ASSERT_TRUE(res.ok) << res.error;
+      EXPECT_EQ(res.messages, static_cast<std::size_t>(p - 1));
+      EXPECT_EQ(res.bytes_moved, static_cast<std::size_t>(p - 1) * 3 * kWord);
+      EXPECT_EQ(res.max_rounds, p - 1);
+    }
+  }
+}
+
+TEST(ReduceChain, SegmentsPipelineAlongTheChain) {
+  const Algorithm& a = algo(Collective::reduce, "chain");
+  // 4 segments of 64 KiB: p + S - 2 rounds, every rank but the root sends every segment once.
+  const std::size_t m = 4 * 8192 * kWord;
+  for (int p : {2, 3, 6, 11}) {
+    const SimResult res = simulate(a, Layout::blocks(p, 3, 1), p / 2, m);
+    ASSERT_TRUE(res.ok) << res.error;
+    EXPECT_EQ(res.max_rounds, p + 4 - 2) << p;
+    EXPECT_EQ(res.messages, static_cast<std::size_t>(4 * (p - 1)));
+    EXPECT_EQ(res.bytes_moved, static_cast<std::size_t>(p - 1) * m);
+  }
+  // One segment below 64 KiB: a chain of p - 1 hops.
+  const SimResult small = simulate(a, Layout::blocks(9, 3, 1), 4, 100 * kWord);
+  ASSERT_TRUE(small.ok) << small.error;
+  EXPECT_EQ(small.max_rounds, 8);
+  EXPECT_EQ(small.messages, 8u);
+}
+
+TEST(ReduceBinaryTrees, TwoRoundsPerLevelAndSegment) {
+  // Height H = floor(log2 p): 2 (S + H - 1) rounds (2 S - 1 for p = 2); one message per segment
+  // and rank but the root; in-order-binary adds a hop from rank 0 for another root.
+  for (const std::size_t segs : {std::size_t{1}, std::size_t{3}}) {
+    const std::size_t m = segs == 1 ? 5 * kWord : segs * 8192 * kWord;
+    const int s = static_cast<int>(segs);
+    for (int p : {2, 3, 4, 7, 8, 13}) {
+      int h = 0;
+      while ((2 << h) <= p) ++h;
+      const int rounds = p == 2 ? 2 * s - 1 : 2 * (s + h - 1);
+      const Layout layout = Layout::blocks(p, 4, 1);
+      for (const char* name : {"binary", "in-order-binary"}) {
+        const SimResult res = simulate(algo(Collective::reduce, name), layout, 0, m);
+        ASSERT_TRUE(res.ok) << name << ": " << res.error;
+        EXPECT_EQ(res.max_rounds, rounds) << name << " p " << p << " S " << s;
+        EXPECT_EQ(res.messages, segs * static_cast<std::size_t>(p - 1)) << name;
+        EXPECT_EQ(res.bytes_moved, static_cast<std::size_t>(p - 1) * m) << name;
+      }
+      const SimResult hop = simulate(algo(Collective::reduce, "in-order-binary"), layout, p - 1, m);
+      ASSERT_TRUE(hop.ok) << hop.error;
+      EXPECT_EQ(hop.max_rounds, 2 * (s + h) - 1) << p;
+      EXPECT_EQ(hop.messages, segs * static_cast<std::size_t>(p));
+    }
+  }
+}
+
+// In rank order for every root (the simulator's non-commutative check), one segment and several.
+TEST(ReduceInOrderBinary, CombinesInRankOrderForEveryRoot) {
+  for (const char* name : {"in-order-binary", "linear", "rabenseifner"}) {
+    const Algorithm& a = algo(Collective::reduce, name);
+    for (int p : {1, 2, 3, 5, 6, 7, 12, 13}) {
+      const Layout layout = Layout::blocks(p, 3, 1);
+      for (int root = 0; root < p; ++root) {
+        for (const std::size_t words : {std::size_t{1}, static_cast<std::size_t>(p) + 2}) {
+          const SimResult res = simulate(a, layout, root, words * kWord, true);
+          ASSERT_TRUE(res.ok) << what(a, layout, root, words) << ": " << res.error;
+        }
+      }
+    }
+    const SimResult res = simulate(a, Layout::blocks(7, 3, 2), 4, kLongWords * kWord, true);
+    ASSERT_TRUE(res.ok) << name << ": " << res.error;
+  }
+}
+
+TEST(ReduceRabenseifner, HalvesTheVectorUpAndGathersItToTheRoot) {
+  // q = 2^floor(log2 p), L = log2 q, e = p - q; m a multiple of q words. Reduce-scatter: q L
+  // messages, (q - 1) m in all; gather: q - 1 messages of m / 2 per step; fold: e messages of m.
+  const Algorithm& a = algo(Collective::reduce, "rabenseifner");
+  for (int p : {2, 3, 4, 6, 8, 11, 16}) {
+    int levels = 0;
+    while ((2 << levels) <= p) ++levels;
+    const int q = 1 << levels;
+    const auto e = static_cast<std::size_t>(p - q);
+    const std::size_t m = static_cast<std::size_t>(q) * 4 * kWord;
+    for (int root : {0, 1, p - 1}) {
+      const SimResult res = simulate(a, Layout::blocks(p, 2, 1), root, m);
+      ASSERT_TRUE(res.ok) << res.error;
+      EXPECT_EQ(res.max_rounds, 2 * levels + (e > 0 ? 1 : 0)) << p;
+      EXPECT_EQ(res.messages, e + static_cast<std::size_t>(q * levels + q - 1)) << p;
+      EXPECT_EQ(res.bytes_moved, e * m + static_cast<std::size_t>(q - 1) * m +
+                                     static_cast<std::size_t>(levels) * m / 2)
+          << p << " root " << root;
+    }
+  }
+}
+
+// Every region of every reduction cut on element boundaries with 4-byte elements, vectors of one
+// segment and of several.
+TEST(ReductionAlgorithms, CutOnlyAtElementBoundaries) {
+  for (const Algorithm* a : reductions()) {
+    for (const Layout& layout : {Layout::blocks(6, 3, 2), Layout::blocks(12, 4, 1), mixed(11, 2)}) {
+      if (a->applicable != nullptr && !a->applicable(layout)) continue;
+      for (const std::size_t elems : {std::size_t{37}, std::size_t{3 * 16384 + 7}}) {
+        if (a->coll == Collective::reduce_scatter_block && elems > 100) continue;
+        for (int r = 0; r < layout.size; ++r) {
+          const Schedule s = a->build(layout, {a->coll, r, layout.size - 1, 4 * elems, 4});
+          for (const Op& op : s.ops) {
+            for (const Region& g : {op.src, op.dst, op.acc}) {
+              ASSERT_EQ(g.offset % 4, 0u) << a->name << " rank " << r << "\n" << s.dump();
+              ASSERT_EQ(g.bytes % 4, 0u) << a->name << " rank " << r << "\n" << s.dump();
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(BarrierDissemination, EveryRankHearsFromEveryRank) {
   const Algorithm& a = algo(Collective::barrier, "dissemination");
   for (int p = 1; p <= 64; ++p) {
