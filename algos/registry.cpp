@@ -122,6 +122,12 @@ const std::vector<Algorithm>& all_algorithms() {
       {"full-lane", Collective::allreduce, build_allreduce_full_lane, regular_layout,
        "node reduce-scatter, n concurrent allreduces of m/n between nodes, node allgather",
        cost_allreduce_full_lane, rank_order_on_consecutive_nodes},
+      {"rabenseifner", Collective::allreduce, build_allreduce_rabenseifner, nullptr,
+       "recursive-halving reduce-scatter, recursive-doubling allgather; non-powers of two fold",
+       cost_allreduce_rabenseifner, rank_order_always},
+      {"reduce-bcast", Collective::allreduce, build_allreduce_reduce_bcast, nullptr,
+       "binomial reduce to rank 0, then binomial bcast; 2 ceil(log2 p) rounds",
+       cost_allreduce_reduce_bcast, rank_order_always},
       // (end of allreduce)
       // barrier
       {"dissemination", Collective::barrier, build_barrier_dissemination, nullptr,

@@ -89,6 +89,8 @@ Schedule build_reduce_rabenseifner(const Layout& layout, const CollArgs& args);
 Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs& args);
 Schedule build_allreduce_ring(const Layout& layout, const CollArgs& args);
 Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args);
+Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args);
+Schedule build_allreduce_reduce_bcast(const Layout& layout, const CollArgs& args);
 // (end of allreduce)
 // barrier
 Schedule build_barrier_dissemination(const Layout& layout, const CollArgs& args);
@@ -139,6 +141,8 @@ double cost_reduce_chain(const CostInput& in, const MachineParams& m);
 double cost_reduce_binary(const CostInput& in, const MachineParams& m);
 double cost_reduce_in_order_binary(const CostInput& in, const MachineParams& m);
 double cost_reduce_rabenseifner(const CostInput& in, const MachineParams& m);
+double cost_allreduce_rabenseifner(const CostInput& in, const MachineParams& m);
+double cost_allreduce_reduce_bcast(const CostInput& in, const MachineParams& m);
 // (end of costs)
 
 }  // namespace lanes::algos

@@ -482,3 +482,15 @@ TEST(CostModel, LongReductionsFavourRabenseifner) {
   EXPECT_GT(cost_of(Collective::reduce, "chain", small, m),
             cost_of(Collective::reduce, "binomial", small, m));
 }
+
+TEST(CostModel, LongAllreducesFavourRabenseifner) {
+  const MachineParams m = rails_machine(2);
+  const CostInput big = shape(16, 8, 2, 16 << 20);
+  EXPECT_LT(cost_of(Collective::allreduce, "rabenseifner", big, m),
+            cost_of(Collective::allreduce, "recursive-doubling", big, m));
+  EXPECT_LT(cost_of(Collective::allreduce, "rabenseifner", big, m),
+            cost_of(Collective::allreduce, "ring", big, m));
+  const CostInput small = shape(16, 8, 2, 8);
+  EXPECT_LT(cost_of(Collective::allreduce, "recursive-doubling", small, m),
+            cost_of(Collective::allreduce, "rabenseifner", small, m));
+}

@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "algos/common.hpp"
+#include "algos/compose.hpp"
 #include "algos/layout.hpp"
 #include "algos/node_phases.hpp"
 #include "algos/registry.hpp"
@@ -322,6 +326,188 @@ TEST(ReductionAlgorithms, CutOnlyAtElementBoundaries) {
               ASSERT_EQ(g.bytes % 4, 0u) << a->name << " rank " << r << "\n" << s.dump();
             }
           }
+        }
+      }
+    }
+  }
+}
+
+// A spliced part: peers through its ranks, every region (the left operand of a three-operand
+// combine too) into its place, rounds shifted, its first ops after `after`, its last ops returned.
+TEST(Compose, SpliceMapsRanksRegionsRoundsAndDeps) {
+  const Layout layout = Layout::blocks(6, 3, 2);
+  const std::vector<int> ranks = {1, 4};
+  const Layout sub = sub_layout(layout, ranks, true);
+  ASSERT_EQ(sub.size, 2);
+  EXPECT_EQ(sub.num_nodes(), 2);
+  EXPECT_EQ(sub.lanes_of[0], layout.all_lanes());  // alone on its node among `ranks`
+  Schedule part;
+  part.scratch_bytes = 16;
+  const OpId in = part.recv(1, sub.lanes_of[1], {Buffer::scratch, 0, 8}, {}, 0);
+  const OpId sum =
+      part.combine_into({Buffer::send, 8, 8}, {Buffer::scratch, 0, 8}, {Buffer::recv, 0, 8}, {in});
+  part.send(1, sub.lanes_of[0], {Buffer::recv, 0, 8}, {sum}, 1);
+  Schedule whole;
+  whole.scratch_bytes = 8;
+  const OpId before = whole.copy({Buffer::send, 0, 8}, {Buffer::scratch, 0, 8});
+  Splice how;
+  how.ranks = ranks;
+  how.layout = &sub;
+  how.self = 0;
+  how.buffers.send = Buffer::scratch;
+  how.buffers.send_at = 0;
+  how.buffers.recv = Buffer::recv;
+  how.buffers.recv_at = 16;
+  how.buffers.scratch = 8;
+  how.first_round = 3;
+  how.after = {before};
+  const std::vector<OpId> last = splice(whole, part, layout, how);
+  ASSERT_EQ(whole.ops.size(), 4u);
+  EXPECT_EQ(last, std::vector<OpId>{3});
+  EXPECT_EQ(whole.scratch_bytes, 24u);
+  const Op& r = whole.ops[1];
+  EXPECT_EQ(r.peer, 4);
+  EXPECT_EQ(r.round, 3);
+  EXPECT_EQ(r.deps, std::vector<OpId>{before});
+  EXPECT_EQ(r.dst, (Region{Buffer::scratch, 8, 8}));
+  const Op& c = whole.ops[2];
+  EXPECT_EQ(c.acc, (Region{Buffer::scratch, 8, 8}));
+  EXPECT_EQ(c.src, (Region{Buffer::scratch, 8, 8}));
+  EXPECT_EQ(c.dst, (Region{Buffer::recv, 16, 8}));
+  EXPECT_EQ(c.deps, std::vector<OpId>{1});
+  const Op& out = whole.ops[3];
+  EXPECT_EQ(out.peer, 4);
+  EXPECT_EQ(out.round, 4);
+  EXPECT_EQ(out.lanes, layout.all_lanes());
+  EXPECT_EQ(out.deps, std::vector<OpId>{2});
+}
+
+TEST(AllreduceRabenseifner, MovesTwiceTheVectorInTwiceLog2Rounds) {
+  const Algorithm& a = algo(Collective::allreduce, "rabenseifner");
+  for (int p : {2, 3, 4, 5, 8, 12, 16}) {
+    int levels = 0;
+    while ((2 << levels) <= p) ++levels;
+    const int q = 1 << levels;
+    const auto e = static_cast<std::size_t>(p - q);
+    const std::size_t m = static_cast<std::size_t>(q) * 2 * kWord;
+    const SimResult res = simulate(a, Layout::blocks(p, 2, 1), 0, m);
+    ASSERT_TRUE(res.ok) << res.error;
+    EXPECT_EQ(res.max_rounds, 2 * levels + (e > 0 ? 2 : 0)) << p;
+    EXPECT_EQ(res.messages, 2 * e + static_cast<std::size_t>(2 * q * levels)) << p;
+    EXPECT_EQ(res.bytes_moved, 2 * e * m + 2 * static_cast<std::size_t>(q - 1) * m) << p;
+  }
+}
+
+TEST(AllreduceReduceBcast, ReducesToRankZeroThenBroadcasts) {
+  const Algorithm& a = algo(Collective::allreduce, "reduce-bcast");
+  for (int p : {1, 2, 3, 8, 13}) {
+    const std::size_t m = 5 * kWord;
+    const SimResult res = simulate(a, Layout::blocks(p, 3, 2), 0, m);
+    ASSERT_TRUE(res.ok) << res.error;
+    int log = 0;
+    while ((1 << log) < p) ++log;
+    EXPECT_EQ(res.max_rounds, 2 * log);
+    EXPECT_EQ(res.messages, 2 * static_cast<std::size_t>(p - 1));
+    EXPECT_EQ(res.bytes_moved, 2 * static_cast<std::size_t>(p - 1) * m);
+  }
+}
+
+// Every rank's schedule of `a` (CollArgs::elem = 8, as the simulator builds them).
+std::vector<Schedule> schedules_of(const Algorithm& a, const Layout& layout, int root,
+                                   std::size_t bytes) {
+  std::vector<Schedule> out;
+  for (int r = 0; r < layout.size; ++r) out.push_back(a.build(layout, {a.coll, r, root, bytes, 8}));
+  return out;
+}
+
+// Runs schedules that the simulator accepted with symbolic words: word w of rank r's input is
+// "r<r>" (every block alike for reduce_scatter_block), a combine writes "(a+b)" with its left
+// operand first (Op::acc, or the destination itself). Returns every rank's receive buffer, one
+// expression per word: equal expressions, brackets included, are equal bits for floating point.
+using Words = std::vector<std::string>;
+std::vector<Words> symbolic_run(Collective coll, const Layout& layout, int root, std::size_t words,
+                                const std::vector<Schedule>& scheds) {
+  const int p = layout.size;
+  const auto n = static_cast<std::size_t>(p);
+  std::vector<Words> send(n), recv(n), scratch(n);
+  std::vector<std::vector<bool>> done(n);
+  std::map<std::tuple<int, int, std::uint32_t>, std::size_t> recv_of;  // (from, to, msg) -> op
+  for (int r = 0; r < p; ++r) {
+    const bool blocks = coll == Collective::reduce_scatter_block;
+    send[r].assign(blocks ? n * words : words, "r" + std::to_string(r));
+    const bool output = coll != Collective::reduce || r == root;
+    recv[r].assign(output ? words : 0, "?");
+    scratch[r].assign(scheds[r].scratch_bytes / kWord, "?");
+    done[r].assign(scheds[r].ops.size(), false);
+    for (std::size_t i = 0; i < scheds[r].ops.size(); ++i) {
+      const Op& op = scheds[r].ops[i];
+      if (op.kind == OpKind::recv) recv_of[{op.peer, r, op.msg}] = i;
+    }
+  }
+  const auto words_of = [&](int r, const Region& g) -> Words& {
+    return g.buffer == Buffer::send ? send[r] : g.buffer == Buffer::recv ? recv[r] : scratch[r];
+  };
+  const auto ready = [&](int r, const Op& op) {
+    for (OpId d : op.deps) {
+      if (!done[r][d]) return false;
+    }
+    return true;
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int r = 0; r < p; ++r) {
+      const auto& ops = scheds[r].ops;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const Op& op = ops[i];
+        if (done[r][i] || op.kind == OpKind::recv || !ready(r, op)) continue;
+        const std::size_t from = op.src.offset / kWord;
+        const std::size_t count = op.src.bytes / kWord;
+        if (op.kind == OpKind::send) {
+          const std::size_t k = recv_of.at({r, op.peer, op.msg});
+          const Op& in = scheds[op.peer].ops[k];
+          if (!ready(op.peer, in)) continue;
+          const Words& src = words_of(r, op.src);
+          Words& dst = words_of(op.peer, in.dst);
+          for (std::size_t w = 0; w < count; ++w) dst[in.dst.offset / kWord + w] = src[from + w];
+          done[op.peer][k] = true;
+        } else {
+          const Words& src = words_of(r, op.src);
+          Words& dst = words_of(r, op.dst);
+          const Region left = op.acc.bytes > 0 ? op.acc : op.dst;
+          const Words& with = words_of(r, left);
+          for (std::size_t w = 0; w < count; ++w) {
+            const std::string& x = src[from + w];
+            const std::string y = with[left.offset / kWord + w];
+            std::string& to = dst[op.dst.offset / kWord + w];
+            if (op.kind == OpKind::copy) {
+              to = x;
+            } else {
+              to = op.src_first ? "(" + x + "+" + y + ")" : "(" + y + "+" + x + ")";
+            }
+          }
+        }
+        done[r][i] = true;
+        progress = true;
+      }
+    }
+  }
+  return recv;
+}
+
+// Allreduce: every rank's result is the same expression, brackets included (the same bits for
+// floating point).
+TEST(AllreduceNewAlgorithms, EveryRankGetsTheSameCombination) {
+  for (const char* name : {"rabenseifner", "reduce-bcast"}) {
+    const Algorithm& a = algo(Collective::allreduce, name);
+    for (int p : {1, 2, 3, 5, 6, 8, 12, 16}) {
+      for (const Layout& layout : {Layout::blocks(p, 1, 1), Layout::blocks(p, 4, 2)}) {
+        const std::size_t words = static_cast<std::size_t>(p) + 3;
+        const auto got = symbolic_run(Collective::allreduce, layout, 0, words,
+                                      schedules_of(a, layout, 0, words * kWord));
+        for (const std::string& w : got[0]) ASSERT_EQ(w.find('?'), std::string::npos) << name;
+        for (int r = 0; r < p; ++r) {
+          ASSERT_EQ(got[static_cast<std::size_t>(r)], got[0])
+              << name << " p " << p << " rank " << r;
         }
       }
     }

@@ -178,7 +178,8 @@ TEST(Registry, HoldsTheCatalogue) {
       {Collective::allgather, {"linear", "ring", "recursive-doubling", "bruck", "node-aware"}},
       {Collective::reduce,
        {"binomial", "full-lane", "linear", "chain", "binary", "in-order-binary", "rabenseifner"}},
-      {Collective::allreduce, {"recursive-doubling", "ring", "full-lane"}},
+      {Collective::allreduce,
+       {"recursive-doubling", "ring", "full-lane", "rabenseifner", "reduce-bcast"}},
       {Collective::barrier, {"dissemination"}},
       {Collective::reduce_scatter_block, {"ring", "pairwise"}},
   };
