@@ -140,6 +140,10 @@ const std::vector<Algorithm>& all_algorithms() {
       {"pairwise", Collective::reduce_scatter_block, build_reduce_scatter_block_pairwise, nullptr,
        "every block straight to its owner, all at once; combined in rank order",
        cost_reduce_scatter_block_pairwise, rank_order_always},
+      {"recursive-halving", Collective::reduce_scatter_block,
+       build_reduce_scatter_block_recursive_halving, nullptr,
+       "log2 p halving steps, each sending half the remaining blocks; non-powers of two fold",
+       cost_reduce_scatter_block_recursive_halving},
       // (end of reduce_scatter_block)
   };
   return algorithms;

@@ -98,6 +98,7 @@ Schedule build_barrier_dissemination(const Layout& layout, const CollArgs& args)
 // reduce_scatter_block
 Schedule build_reduce_scatter_block_ring(const Layout& layout, const CollArgs& args);
 Schedule build_reduce_scatter_block_pairwise(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_scatter_block_recursive_halving(const Layout& layout, const CollArgs& args);
 // (end of reduce_scatter_block)
 
 // Cost formulas (cost_model.hpp), defined beside their algorithms.
@@ -143,6 +144,7 @@ double cost_reduce_in_order_binary(const CostInput& in, const MachineParams& m);
 double cost_reduce_rabenseifner(const CostInput& in, const MachineParams& m);
 double cost_allreduce_rabenseifner(const CostInput& in, const MachineParams& m);
 double cost_allreduce_reduce_bcast(const CostInput& in, const MachineParams& m);
+double cost_reduce_scatter_block_recursive_halving(const CostInput& in, const MachineParams& m);
 // (end of costs)
 
 }  // namespace lanes::algos

@@ -514,6 +514,26 @@ TEST(AllreduceNewAlgorithms, EveryRankGetsTheSameCombination) {
   }
 }
 
+TEST(ReduceScatterBlockRecursiveHalving, Log2RoundsAndTheFold) {
+  const Algorithm& a = algo(Collective::reduce_scatter_block, "recursive-halving");
+  const std::size_t m = 3 * kWord;
+  for (int p : {1, 2, 3, 4, 5, 7, 8, 16}) {
+    int levels = 0;
+    while ((2 << levels) <= p) ++levels;
+    const int q = 1 << levels;
+    const int e = p - q;
+    const SimResult res = simulate(a, Layout::blocks(p, 2, 1), 0, m);
+    ASSERT_TRUE(res.ok) << res.error;
+    EXPECT_EQ(res.max_rounds, p == 1 ? 0 : levels + (e > 0 ? 2 : 0)) << p;
+    // q log2 q exchanges, and per folded rank its whole input in and its block back.
+    EXPECT_EQ(res.messages, static_cast<std::size_t>(q * levels + 2 * e)) << p;
+    if (e == 0) {
+      // Every rank sends p / 2 + p / 4 + ... + 1 = p - 1 blocks.
+      EXPECT_EQ(res.bytes_moved, static_cast<std::size_t>(p * (p - 1)) * m) << p;
+    }
+  }
+}
+
 TEST(BarrierDissemination, EveryRankHearsFromEveryRank) {
   const Algorithm& a = algo(Collective::barrier, "dissemination");
   for (int p = 1; p <= 64; ++p) {

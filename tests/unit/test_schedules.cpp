@@ -181,7 +181,7 @@ TEST(Registry, HoldsTheCatalogue) {
       {Collective::allreduce,
        {"recursive-doubling", "ring", "full-lane", "rabenseifner", "reduce-bcast"}},
       {Collective::barrier, {"dissemination"}},
-      {Collective::reduce_scatter_block, {"ring", "pairwise"}},
+      {Collective::reduce_scatter_block, {"ring", "pairwise", "recursive-halving"}},
   };
   std::size_t total = 0;
   for (const auto& [coll, names] : catalogue) {
