@@ -84,6 +84,12 @@ Schedule build_reduce_chain(const Layout& layout, const CollArgs& args);
 Schedule build_reduce_binary(const Layout& layout, const CollArgs& args);
 Schedule build_reduce_in_order_binary(const Layout& layout, const CollArgs& args);
 Schedule build_reduce_rabenseifner(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_hierarchical_linear(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_hierarchical_chain(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_hierarchical_binary(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_hierarchical_binomial(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_hierarchical_in_order_binary(const Layout& layout, const CollArgs& args);
+Schedule build_reduce_hierarchical_rabenseifner(const Layout& layout, const CollArgs& args);
 // (end of reduce)
 // allreduce
 Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs& args);
@@ -91,6 +97,7 @@ Schedule build_allreduce_ring(const Layout& layout, const CollArgs& args);
 Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args);
 Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args);
 Schedule build_allreduce_reduce_bcast(const Layout& layout, const CollArgs& args);
+Schedule build_allreduce_hierarchical(const Layout& layout, const CollArgs& args);
 // (end of allreduce)
 // barrier
 Schedule build_barrier_dissemination(const Layout& layout, const CollArgs& args);
@@ -142,8 +149,15 @@ double cost_reduce_chain(const CostInput& in, const MachineParams& m);
 double cost_reduce_binary(const CostInput& in, const MachineParams& m);
 double cost_reduce_in_order_binary(const CostInput& in, const MachineParams& m);
 double cost_reduce_rabenseifner(const CostInput& in, const MachineParams& m);
+double cost_reduce_hierarchical_linear(const CostInput& in, const MachineParams& m);
+double cost_reduce_hierarchical_chain(const CostInput& in, const MachineParams& m);
+double cost_reduce_hierarchical_binary(const CostInput& in, const MachineParams& m);
+double cost_reduce_hierarchical_binomial(const CostInput& in, const MachineParams& m);
+double cost_reduce_hierarchical_in_order_binary(const CostInput& in, const MachineParams& m);
+double cost_reduce_hierarchical_rabenseifner(const CostInput& in, const MachineParams& m);
 double cost_allreduce_rabenseifner(const CostInput& in, const MachineParams& m);
 double cost_allreduce_reduce_bcast(const CostInput& in, const MachineParams& m);
+double cost_allreduce_hierarchical(const CostInput& in, const MachineParams& m);
 double cost_reduce_scatter_block_recursive_halving(const CostInput& in, const MachineParams& m);
 // (end of costs)
 

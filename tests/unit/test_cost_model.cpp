@@ -494,3 +494,12 @@ TEST(CostModel, LongAllreducesFavourRabenseifner) {
   EXPECT_LT(cost_of(Collective::allreduce, "recursive-doubling", small, m),
             cost_of(Collective::allreduce, "rabenseifner", small, m));
 }
+
+// The hierarchical linear reduce on one node of 64 ranks: G = 8 groups, (8 - 1) + (8 - 1)
+// start-ups where the flat tree has 63.
+TEST(CostModel, HierarchicalLinearHasTwiceSqrtPStartups) {
+  const MachineParams m = alpha_only();
+  const CostInput in = shape(1, 64, 1, 8);
+  EXPECT_DOUBLE_EQ(cost_of(Collective::reduce, "linear", in, m), 63);
+  EXPECT_DOUBLE_EQ(cost_of(Collective::reduce, "hierarchical-linear", in, m), 14);
+}

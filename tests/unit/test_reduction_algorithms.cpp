@@ -8,13 +8,16 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "algos/common.hpp"
 #include "algos/compose.hpp"
+#include "algos/cost_model.hpp"
 #include "algos/layout.hpp"
 #include "algos/node_phases.hpp"
+#include "algos/reduce/hierarchical.hpp"
 #include "algos/registry.hpp"
 #include "algos/schedule.hpp"
 #include "algos/simulator.hpp"
@@ -497,7 +500,7 @@ std::vector<Words> symbolic_run(Collective coll, const Layout& layout, int root,
 // Allreduce: every rank's result is the same expression, brackets included (the same bits for
 // floating point).
 TEST(AllreduceNewAlgorithms, EveryRankGetsTheSameCombination) {
-  for (const char* name : {"rabenseifner", "reduce-bcast"}) {
+  for (const char* name : {"rabenseifner", "reduce-bcast", "hierarchical"}) {
     const Algorithm& a = algo(Collective::allreduce, name);
     for (int p : {1, 2, 3, 5, 6, 8, 12, 16}) {
       for (const Layout& layout : {Layout::blocks(p, 1, 1), Layout::blocks(p, 4, 2)}) {
@@ -532,6 +535,178 @@ TEST(ReduceScatterBlockRecursiveHalving, Log2RoundsAndTheFold) {
       EXPECT_EQ(res.bytes_moved, static_cast<std::size_t>(p * (p - 1)) * m) << p;
     }
   }
+}
+
+// The hierarchical transformation with a given number of groups G.
+std::vector<Schedule> hierarchical_schedules(const char* base, const Layout& layout, int root,
+                                             std::size_t bytes, int groups) {
+  const Algorithm& b = algo(Collective::reduce, base);
+  std::vector<Schedule> out;
+  for (int r = 0; r < layout.size; ++r) {
+    out.push_back(build_reduce_hierarchical(layout, {Collective::reduce, r, root, bytes, 8},
+                                            b.build, groups));
+  }
+  return out;
+}
+
+constexpr const char* kBases[] = {"linear",   "chain",           "binary",
+                                  "binomial", "in-order-binary", "rabenseifner"};
+
+// Every divisor G of p (groups that tile the nodes or not), every root: correct; G = 1 and G = p
+// send what the base algorithm sends.
+TEST(ReduceHierarchical, EveryGroupCountIsCorrectAndTheEndsAreTheBase) {
+  for (const char* base : kBases) {
+    const Algorithm& b = algo(Collective::reduce, base);
+    for (const Layout& layout : {Layout::blocks(12, 4, 2), mixed(12, 3), Layout::blocks(8, 1, 1),
+                                 Layout::blocks(9, 9, 1)}) {
+      const int p = layout.size;
+      for (int root = 0; root < p; ++root) {
+        for (const std::size_t words : {std::size_t{1}, std::size_t{29}}) {
+          const std::size_t bytes = words * kWord;
+          const SimResult plain = simulate(b, layout, root, bytes);
+          ASSERT_TRUE(plain.ok) << plain.error;
+          for (int groups = 1; groups <= p; ++groups) {
+            if (p % groups != 0) continue;
+            const SimResult res =
+                simulate_schedules(Collective::reduce, layout, root, bytes,
+                                   hierarchical_schedules(base, layout, root, bytes, groups));
+            ASSERT_TRUE(res.ok) << base << " G " << groups << " on " << layout.describe()
+                                << ", root " << root << ": " << res.error;
+            if (groups == 1 || groups == p) {
+              EXPECT_EQ(res.messages, plain.messages) << base << " G " << groups;
+              EXPECT_EQ(res.bytes_moved, plain.bytes_moved) << base << " G " << groups;
+              EXPECT_EQ(res.max_rounds, plain.max_rounds) << base << " G " << groups;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ReduceHierarchical, SegmentedBasesWithSeveralGroups) {
+  const Layout layout = Layout::blocks(12, 4, 2);
+  for (const char* base : {"chain", "binary", "in-order-binary"}) {
+    for (int groups : {2, 3, 4, 6}) {
+      for (int root : {0, 5, 11}) {
+        const std::size_t bytes = kLongWords * kWord;
+        const SimResult res =
+            simulate_schedules(Collective::reduce, layout, root, bytes,
+                               hierarchical_schedules(base, layout, root, bytes, groups));
+        ASSERT_TRUE(res.ok) << base << " G " << groups << ", root " << root << ": " << res.error;
+      }
+    }
+  }
+}
+
+// The tree bases send p - 1 messages (one segment) with any G, the rounds add up: linear takes
+// (p / G - 1) + (G - 1).
+TEST(ReduceHierarchical, MessagesAndRoundsAddUp) {
+  const Layout layout = Layout::blocks(16, 4, 2);
+  for (int groups : {1, 2, 4, 8, 16}) {
+    const int g = 16 / groups;
+    for (const char* base : {"linear", "binomial", "binary"}) {
+      const SimResult res =
+          simulate_schedules(Collective::reduce, layout, 0, 2 * kWord,
+                             hierarchical_schedules(base, layout, 0, 2 * kWord, groups));
+      ASSERT_TRUE(res.ok) << res.error;
+      EXPECT_EQ(res.messages, 15u) << base << " G " << groups;
+    }
+    const SimResult linear =
+        simulate_schedules(Collective::reduce, layout, 0, 2 * kWord,
+                           hierarchical_schedules("linear", layout, 0, 2 * kWord, groups));
+    EXPECT_EQ(linear.max_rounds, (g - 1) + (groups - 1)) << groups;
+  }
+}
+
+// The registered transformations (G from the cost model) on vectors of several segments.
+TEST(ReduceHierarchical, RegisteredOnLongVectors) {
+  for (const Algorithm* a : reductions()) {
+    if (a->name.find("hierarchical") == std::string_view::npos) continue;
+    for (const Layout& layout : {Layout::blocks(8, 2, 2), Layout::blocks(12, 4, 1), mixed(9, 2)}) {
+      for (int root : {0, layout.size / 2}) {
+        if (a->coll != Collective::reduce && root != 0) continue;
+        const SimResult res = simulate(*a, layout, root, kLongWords * kWord);
+        ASSERT_TRUE(res.ok) << what(*a, layout, root, kLongWords) << ": " << res.error;
+      }
+    }
+  }
+}
+
+// The transformation keeps its base's rank order with every G (groups of consecutive ranks, the
+// leaders in group order): for every root where the base has it.
+TEST(ReduceHierarchical, KeepsTheBasesRankOrderWithEveryGroupCount) {
+  for (const char* base : kBases) {
+    const Algorithm& b = algo(Collective::reduce, base);
+    if (b.rank_order == nullptr) continue;
+    for (const Layout& layout : {Layout::blocks(12, 4, 1), Layout::blocks(16, 4, 2)}) {
+      const int p = layout.size;
+      for (int groups = 1; groups <= p; ++groups) {
+        if (p % groups != 0) continue;
+        for (int root = 0; root < p; root += 3) {
+          if (!b.rank_order(layout, root)) continue;
+          const SimResult res = simulate_schedules(
+              Collective::reduce, layout, root, 3 * kWord,
+              hierarchical_schedules(base, layout, root, 3 * kWord, groups), true);
+          ASSERT_TRUE(res.ok) << base << " G " << groups << " root " << root << ": " << res.error;
+        }
+      }
+    }
+  }
+}
+
+// Leaders alone among leaders on their node send over all of the node's lanes; inside the
+// groups every rank keeps to the lanes it drives.
+TEST(ReduceHierarchical, LoneLeadersDriveEveryLane) {
+  const Layout layout = Layout::blocks(16, 4, 2);
+  const auto scheds = hierarchical_schedules("binomial", layout, 0, 4 * kWord, 4);
+  ASSERT_TRUE(simulate_schedules(Collective::reduce, layout, 0, 4 * kWord, scheds).ok);
+  for (int r = 0; r < 16; ++r) {
+    for (const Op& op : scheds[static_cast<std::size_t>(r)].ops) {
+      if (op.kind != OpKind::send) continue;
+      const bool between = !layout.same_node(r, op.peer);
+      EXPECT_EQ(op.lanes, between ? layout.all_lanes() : layout.lanes_of[r]) << "rank " << r;
+      EXPECT_EQ(between, r % 4 == 0) << "rank " << r;
+    }
+  }
+}
+
+// The chosen G is the cheapest the model sees, never costlier than the base algorithm; for the
+// linear base it is about sqrt(p), as the paper derives.
+TEST(ReduceHierarchical, ChosenGroupsNeverCostMoreThanTheBase) {
+  const MachineParams reference;
+  for (const char* base : kBases) {
+    const Algorithm& b = algo(Collective::reduce, base);
+    const Algorithm& h = algo(Collective::reduce, ("hierarchical-" + std::string(base)).c_str());
+    for (long long nodes : {1LL, 2LL, 6LL, 64LL, 1000LL}) {
+      for (long long ppn : {1LL, 4LL, 12LL, 32LL}) {
+        for (std::size_t bytes : {std::size_t{8}, std::size_t{1} << 16, std::size_t{1} << 24}) {
+          CostInput in;
+          in.nodes = nodes;
+          in.ppn = ppn;
+          in.lanes = 2;
+          in.bytes = bytes;
+          const int groups = hierarchical_groups(b.cost, in.p(), in);
+          EXPECT_EQ(in.p() % groups, 0);
+          EXPECT_LE(h.cost(in, reference), b.cost(in, reference) * (1 + 1e-12))
+              << base << " on " << nodes << " x " << ppn << ", " << bytes << " bytes, G " << groups;
+          EXPECT_DOUBLE_EQ(hierarchical_cost(b.cost, in, in.p(), 1, reference),
+                           b.cost(in, reference));
+          EXPECT_DOUBLE_EQ(hierarchical_cost(b.cost, in, in.p(), in.p(), reference),
+                           b.cost(in, reference));
+        }
+      }
+    }
+  }
+  CostInput one_node;
+  one_node.ppn = 64;
+  one_node.bytes = 8;
+  EXPECT_EQ(hierarchical_groups(cost_reduce_linear, 64, one_node), 8);
+  const Layout layout = Layout::blocks(64, 64, 1);
+  const SimResult res = simulate(algo(Collective::reduce, "hierarchical-linear"), layout, 0, 8);
+  ASSERT_TRUE(res.ok) << res.error;
+  EXPECT_EQ(res.max_rounds, 7 + 7);
+  EXPECT_EQ(res.messages, 63u);
 }
 
 TEST(BarrierDissemination, EveryRankHearsFromEveryRank) {

@@ -177,9 +177,11 @@ TEST(Registry, HoldsTheCatalogue) {
       {Collective::alltoall, {"pairwise", "kported", "bruck", "full-lane", "k-lane", "windowed"}},
       {Collective::allgather, {"linear", "ring", "recursive-doubling", "bruck", "node-aware"}},
       {Collective::reduce,
-       {"binomial", "full-lane", "linear", "chain", "binary", "in-order-binary", "rabenseifner"}},
+       {"binomial", "full-lane", "linear", "chain", "binary", "in-order-binary", "rabenseifner",
+        "hierarchical-linear", "hierarchical-chain", "hierarchical-binary", "hierarchical-binomial",
+        "hierarchical-in-order-binary", "hierarchical-rabenseifner"}},
       {Collective::allreduce,
-       {"recursive-doubling", "ring", "full-lane", "rabenseifner", "reduce-bcast"}},
+       {"recursive-doubling", "ring", "full-lane", "rabenseifner", "reduce-bcast", "hierarchical"}},
       {Collective::barrier, {"dissemination"}},
       {Collective::reduce_scatter_block, {"ring", "pairwise", "recursive-halving"}},
   };
