@@ -73,10 +73,12 @@ Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args
   };
   const auto incoming = [](std::size_t bytes) { return Region{Buffer::scratch, 0, bytes}; };
 
-  std::vector<OpId> prev = {s.copy(own, result)};
+  std::vector<OpId> prev;
   if (r < 2 * extra) {
     const OpId in = s.recv(r + 1, layout.lanes_of[r + 1], incoming(m), {}, 0);
-    prev = {s.combine(incoming(m), result, {prev[0], in})};
+    prev = {s.combine_into(own, incoming(m), result, {in})};
+  } else {
+    prev = {s.copy(own, result)};
   }
   // 1. Reduce-scatter; kept[k] and given[k]: the part ranges v keeps and hands over in step k.
   std::vector<std::pair<int, int>> kept, given;

@@ -45,8 +45,13 @@ Schedule build_reduce_linear(const Layout& layout, const CollArgs& args) {
     return s;
   }
   const Region result{Buffer::recv, 0, m};
-  OpId last = s.copy(own, result);
-  if (p > 1) s.scratch_bytes = p > 2 ? 2 * m : m;
+  if (p == 1) {
+    s.copy(own, result);
+    s.finalize();
+    return s;
+  }
+  s.scratch_bytes = p > 2 ? 2 * m : m;
+  OpId last = 0;
   std::vector<OpId> combined;  // per round, the combine that frees its slot
   for (int t = 0; t < p - 1; ++t) {
     const int x = t < root ? root - 1 - t : t + 1;
@@ -54,7 +59,9 @@ Schedule build_reduce_linear(const Layout& layout, const CollArgs& args) {
     std::vector<OpId> deps;
     if (t >= 2) deps.push_back(combined[static_cast<std::size_t>(t - 2)]);
     const OpId in = s.recv(x, layout.lanes_of[x], slot, deps, t);
-    last = s.combine(slot, result, {last, in}, x < root);
+    // The first combine starts from the root's own vector (no copy of it first).
+    last = t == 0 ? s.combine_into(own, slot, result, {in}, x < root)
+                  : s.combine(slot, result, {last, in}, x < root);
     combined.push_back(last);
   }
   s.finalize();

@@ -78,11 +78,13 @@ Schedule build_reduce_rabenseifner(const Layout& layout, const CollArgs& args) {
   };
   const auto incoming = [&](std::size_t bytes) { return Region{Buffer::scratch, in_at, bytes}; };
 
-  std::vector<OpId> prev = {s.copy(own, work)};
+  std::vector<OpId> prev;
   if (r < 2 * extra) {
     const int partner = r ^ 1;
     const OpId in = s.recv(partner, layout.lanes_of[partner], incoming(m), {}, 0);
-    prev = {s.combine(incoming(m), work, {prev[0], in}, partner < r)};
+    prev = {s.combine_into(own, incoming(m), work, {in}, partner < r)};
+  } else {
+    prev = {s.copy(own, work)};
   }
   // 1. Reduce-scatter; kept[k] and given[k]: the part ranges v keeps and hands over in step k.
   std::vector<std::pair<int, int>> kept, given;

@@ -51,8 +51,9 @@ std::vector<OpId> reduce_up_tree(Schedule& s, const Layout& layout, int rank, st
     }
     if (root) {
       const Region result{out.buffer, out.offset + part.offset, part.bytes};
-      OpId last = s.copy(own, result);
-      for (std::size_t c = 0; c < kids; ++c) last = s.combine(slot(c), result, {last, got[c]});
+      // The first child's partial lands on the right of the root's own contribution.
+      OpId last = kids > 0 ? s.combine_into(own, slot(0), result, {got[0]}) : s.copy(own, result);
+      for (std::size_t c = 1; c < kids; ++c) last = s.combine(slot(c), result, {last, got[c]});
       done.push_back(last);
       continue;
     }

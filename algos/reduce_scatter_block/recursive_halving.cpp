@@ -71,10 +71,13 @@ Schedule build_reduce_scatter_block_recursive_halving(const Layout& layout, cons
   s.scratch_bytes = 2 * all;
 
   const Region work{Buffer::scratch, 0, all};
-  std::vector<OpId> prev = {s.copy({Buffer::send, 0, all}, work)};
+  const Region input{Buffer::send, 0, all};
+  std::vector<OpId> prev;
   if (r < 2 * extra) {
     const OpId in = s.recv(r + 1, layout.lanes_of[r + 1], incoming(all), {}, 0);
-    prev = {s.combine(incoming(all), work, {prev[0], in})};
+    prev = {s.combine_into(input, incoming(all), work, {in})};
+  } else {
+    prev = {s.copy(input, work)};
   }
   for (int k = 0; k < levels; ++k) {
     const int d = q >> (k + 1);
