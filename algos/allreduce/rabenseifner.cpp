@@ -27,6 +27,9 @@
 // 2 (q - 1) / q beta m + (q - 1) / q gamma m, plus two hops of m and a combine for the fold;
 // partners 2^k ranks apart cross nodes once 2^k reaches n. Rounds: 2 L (+2 with a fold).
 //
+// Order: as in the reduce (reduce/rabenseifner.cpp), the fold and every step keep the lower ranks
+// on the left: rank order on every layout (Algorithm::rank_order).
+//
 // Applies: any p and any layout; long vectors: about 2 m per rank on the wire against m log p for
 // recursive doubling, in 2 log p start-ups against ring's 2 (p - 1). One-ported; each sender on
 // the lanes it drives.

@@ -18,6 +18,9 @@
 // Cost: ceil(log2 p) (alpha + beta m + gamma m) for the reduce plus ceil(log2 p) (alpha + beta m)
 // for the broadcast (each as its own formula prices it). Rounds: 2 ceil(log2 p).
 //
+// Order: the binomial reduce toward rank 0 is in rank order: rank order on every layout
+// (Algorithm::rank_order).
+//
 // Applies: any p and any layout; short vectors on few ranks (twice the rounds of recursive
 // doubling, but each rank sends the vector about once and combines it about once).
 #include <vector>

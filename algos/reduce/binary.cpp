@@ -20,6 +20,9 @@
 // priced as a hop between nodes as soon as there are several (the deep levels of the heap join
 // ranks far apart, every rank of a node sending at once). Rounds: the same count.
 //
+// Order: a rank, then its left subtree, then its right one, in heap order: not rank order (four
+// ranks: r_0 (+) (r_1 (+) r_3) (+) r_2); see in-order-binary.
+//
 // Applies: any p and any layout. Segments pipeline along the tree's 2 H levels; the combination
 // order is fixed but not rank order (see in-order-binary).
 #include <vector>

@@ -19,6 +19,11 @@
 // (with ranks numbered node by node, N - 1 of them between nodes, one per node boundary, each
 // node's at once) and S - 1 further steps at the pace of the slowest hop. Rounds: p + S - 2.
 //
+// Order: every rank's own contribution on the left of the partial of the ranks after it in the
+// chain: r_root (+) ... (+) r_{p-1} (+) r_0 (+) ... (+) r_{root-1}, rank order toward root 0 only
+// (Algorithm::rank_order); a non-commutative operation reaches another root through rank 0
+// (reroot_reduce).
+//
 // Applies: any p and any layout; long vectors, where S segments hide the chain's length. One-
 // ported; each sender on the lanes it drives.
 #include <vector>

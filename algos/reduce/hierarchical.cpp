@@ -27,6 +27,11 @@
 // when a group spans a node or more); G is the one with the least such cost under the default
 // machine parameters (hierarchical_groups), the same in the builder and in the formula.
 //
+// Order: the groups are ranges of consecutive ranks and the leaders stand in group order, so the
+// transformation keeps its base's rank order: always for linear, in-order-binary and
+// rabenseifner, toward root 0 for chain and binomial (whose root's group is then led by rank 0
+// and the leaders' reduce goes to group 0), not in general for binary (Algorithm::rank_order).
+//
 // Applies: any p and any layout, with every base reduce (hierarchical-<base>). On irregular
 // layouts the groups tile the nodes only as far as the largest node's size allows.
 #include <algorithm>

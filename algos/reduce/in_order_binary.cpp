@@ -24,6 +24,9 @@
 // step at the end (not priced: the cost model does not know the root). Rounds: 2 (S + H - 1), or
 // 2 (S + H) - 1 with the final hop.
 //
+// Order: every subtree is a range of consecutive ranks combined as its first rank, its first
+// child's range, its second child's range: rank order for every root (Algorithm::rank_order).
+//
 // Applies: any p and any layout; where the operands must be combined in rank order. One-ported
 // (but for a root other than 0, which may take a tree segment and a result segment in one round).
 #include <vector>

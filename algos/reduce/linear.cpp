@@ -16,6 +16,10 @@
 // combines one after the other; the n - 1 from the root's node over shared memory, the others
 // over the rails. Rounds: p - 1 (one receive of the root each).
 //
+// Order: the lower ranks nearest first on the left, the higher ones in order on the right:
+// r_0 (+) (... (+) (r_{root-1} (+) r_root)) (+) r_{root+1} (+) ... (+) r_{p-1}, rank order for
+// every root (Algorithm::rank_order).
+//
 // Applies: any p and any layout; small p or tiny vectors (its latency grows as p). One-ported at
 // the root; each sender on the lanes it drives.
 #include <vector>

@@ -29,6 +29,10 @@
 // (q - 1) / q gamma m, plus one hop of m and a combine for the fold; partners 2^k ranks apart
 // cross nodes once 2^k reaches n. Rounds: 2 L (+1 with a fold).
 //
+// Order: the fold keeps a pair's ranks in order whichever keeps it, virtual ranks keep the ranks'
+// order, and every step puts the lower group of consecutive virtual ranks on the left: rank order
+// for every root (Algorithm::rank_order).
+//
 // Applies: any p and any layout; long vectors (it moves about 2 m per rank instead of m log p).
 // One-ported; each sender on the lanes it drives.
 #include <utility>

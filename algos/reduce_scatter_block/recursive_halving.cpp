@@ -25,7 +25,7 @@
 // hop of m; partners d ranks apart cross nodes while d is at least n. Rounds: L (+2 with a fold).
 //
 // Order: a fixed order per block (the lower virtual rank's partial on the left at each step), not
-// rank order: partners d apart interleave (block 0 of four ranks: (r0 + r2) + (r1 + r3)).
+// rank order: partners d apart interleave (block 0 of four ranks: (r_0 (+) r_2) (+) (r_1 (+) r_3)).
 //
 // Applies: any p and any layout; the fewest start-ups of the reduce-scatters here, for small and
 // medium blocks. One-ported; each sender on the lanes it drives.
