@@ -38,6 +38,7 @@
 
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
+#include "algos/halving.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -83,32 +84,12 @@ Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args
   } else {
     prev = {s.copy(own, result)};
   }
-  // 1. Reduce-scatter; kept[k] and given[k]: the part ranges v keeps and hands over in step k.
-  std::vector<std::pair<int, int>> kept, given;
-  int lo = 0;
-  int hi = q;
-  for (int k = 0; k < levels; ++k) {
-    const int bit = 1 << k;
-    const int partner = real(v ^ bit);
-    const int mid = lo + (hi - lo) / 2;
-    const bool lower = (v & bit) == 0;
-    kept.emplace_back(lower ? lo : mid, lower ? mid : hi);
-    given.emplace_back(lower ? mid : lo, lower ? hi : mid);
-    lo = kept.back().first;
-    hi = kept.back().second;
-    const Region out = parts(given.back().first, given.back().second);
-    const Region mine = parts(lo, hi);
-    std::vector<OpId> step;
-    if (out.bytes > 0) step.push_back(s.send(partner, lanes, out, prev, first + k));
-    if (mine.bytes > 0) {
-      const OpId in =
-          s.recv(partner, layout.lanes_of[partner], incoming(mine.bytes), prev, first + k);
-      std::vector<OpId> deps = prev;
-      deps.push_back(in);
-      step.push_back(s.combine(incoming(mine.bytes), mine, deps, !lower));
-    }
-    if (!step.empty()) prev = step;
-  }
+  // 1. Reduce-scatter by recursive halving.
+  const Halving h =
+      recursive_halving(s, layout, lanes, v, levels, first, real, parts, incoming, prev);
+  const auto& kept = h.kept;
+  const auto& given = h.given;
+  prev = h.last;
   // 2. Allgather.
   for (int k = levels - 1; k >= 0; --k) {
     const int partner = real(v ^ (1 << k));
