@@ -36,6 +36,11 @@ constexpr bool is_reduction(Collective c) {
   return c == Collective::reduce || c == Collective::allreduce ||
          c == Collective::reduce_scatter_block;
 }
+// Collectives with a root.
+constexpr bool is_rooted(Collective c) {
+  return c == Collective::bcast || c == Collective::scatter || c == Collective::gather ||
+         c == Collective::reduce;
+}
 const char* to_string(Collective c);
 
 // Buffers a schedule refers to. For bcast the data lives in `recv` at every rank (the root's

@@ -95,7 +95,9 @@ void CommImpl::check_usable() const {
 }
 
 void CommImpl::release() noexcept {
+  spare_.reset();
   channels_.reset();
+  call_cache_.clear();
   cache_.clear();
 }
 
@@ -358,8 +360,7 @@ struct Signature {
 
 std::string describe_call(const Signature& s) {
   const auto coll = static_cast<Collective>(s.coll);
-  const bool rooted = coll == Collective::bcast || coll == Collective::scatter ||
-                      coll == Collective::gather || coll == Collective::reduce;
+  const bool rooted = algos::is_rooted(coll);
   const bool vector =
       coll == Collective::bcast || coll == Collective::reduce || coll == Collective::allreduce;
   std::string text = std::string(algos::to_string(coll)) + "(";
@@ -456,6 +457,23 @@ std::string reduction_error(const CommImpl::Call& call, bool uses_recv) {
   return {};
 }
 
+// Which of its buffers a rank uses in a call of `coll`.
+std::pair<bool, bool> buffers_used(Collective coll, bool at_root) {
+  switch (coll) {
+    case Collective::bcast:
+      return {false, true};
+    case Collective::scatter:
+      return {at_root, true};
+    case Collective::gather:
+    case Collective::reduce:
+      return {true, at_root};
+    case Collective::barrier:
+      return {false, false};
+    default:
+      return {true, true};
+  }
+}
+
 std::string range_error(int root, int size) {
   return "root " + std::to_string(root) + " is out of range for a communicator of size " +
          std::to_string(size) + " (valid: 0.." + std::to_string(size - 1) + ")";
@@ -480,32 +498,27 @@ std::string blocks_error(const char* whole_name, std::size_t whole, const char* 
 CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   check_usable();
   const auto p = static_cast<std::size_t>(size());
-  const bool rooted = call.coll == Collective::bcast || call.coll == Collective::scatter ||
-                      call.coll == Collective::gather || call.coll == Collective::reduce;
+  const bool rooted = algos::is_rooted(call.coll);
   const bool reduction = algos::is_reduction(call.coll);
   const bool at_root = rooted && call.root == rank_;
   const auto& send = call.send;
   const auto& recv = call.recv;
   std::string err;
   std::size_t block = 0;
-  // Which buffers this rank really uses.
-  bool uses_send = true, uses_recv = true;
+  const auto [uses_send, uses_recv] = buffers_used(call.coll, at_root);
   if (rooted && (call.root < 0 || call.root >= size())) {
     err = range_error(call.root, size());
   } else {
     switch (call.coll) {
       case Collective::bcast:
         block = recv.size();
-        uses_send = false;
         break;
       case Collective::scatter:
         block = recv.size();
-        uses_send = at_root;
         if (at_root) err = blocks_error("at the root, send", send.size(), "recv", block, p);
         break;
       case Collective::gather:
         block = send.size();
-        uses_recv = at_root;
         if (at_root) err = blocks_error("at the root, recv", recv.size(), "send", block, p);
         break;
       case Collective::allgather:
@@ -525,11 +538,9 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
       case Collective::reduce:
       case Collective::allreduce:
         block = send.size();
-        uses_recv = call.coll == Collective::allreduce || at_root;
         err = reduction_error(call, uses_recv);
         break;
       case Collective::barrier:
-        uses_send = uses_recv = false;
         break;
       case Collective::reduce_scatter_block:
         block = recv.size();
@@ -556,9 +567,25 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   Prepared prepared;
   prepared.call = call;
   prepared.block = block;
+  const CallShape shape{static_cast<int>(call.coll),
+                        rooted ? call.root : 0,
+                        block,
+                        call.options.lanes,
+                        call.options.first_rail,
+                        reduction ? elem_of(call) : 1,
+                        !(reduction && call.user_op) ? 0
+                        : call.user_op->commutative  ? 1
+                                                     : 2};
+  if (err.empty()) {
+    if (const CallDecision* known = call_cache_.find(shape, call.options.algorithm)) {
+      prepared.call.options.algorithm = known->algorithm;
+      fill(prepared, known->schedule);
+      return prepared;
+    }
+  }
   const algos::Layout& layout = layout_with_lanes(call.options.lanes, call.options.first_rail);
   // A non-commutative operation: combined in rank order only.
-  const bool rank_order = reduction && call.user_op && !call.user_op->commutative;
+  const bool rank_order = shape.user == 2;
   const std::string algorithm =
       choose_algorithm(call.coll, block, call.options, layout, rank_order);
   prepared.call.options.algorithm = algorithm;
@@ -571,23 +598,34 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   const bool barrier = call.coll == Collective::barrier;
   const bool nothing =
       (block == 0 && !barrier) || ((call.coll == Collective::bcast || barrier) && size() == 1);
+  std::shared_ptr<const PreparedSchedule> schedule;
   if (!nothing) {
     // In rank order toward rank 0 only: reduce there, then send on to the root.
     const algos::Algorithm* algo = algos::find_algorithm(call.coll, algorithm);
     const bool reroot = rank_order && call.coll == Collective::reduce && algo != nullptr &&
                         algo->rank_order != nullptr && !algo->rank_order(layout, call.root);
-    prepared.schedule =
-        schedule_for(call.coll, rooted ? call.root : 0, block, algorithm, call.options.lanes,
-                     call.options.first_rail, reduction ? elem_of(call) : 1, reroot);
-    if (reduction && call.user_op) {
-      prepared.combine = user_combiner(call.user_op);
-    } else if (reduction) {
-      prepared.combine.kernel = combine_fn(call.type, call.op);
-    }
-    prepared.send = uses_send ? send.data() : nullptr;
-    prepared.recv = uses_recv ? recv.data() : nullptr;
+    schedule = schedule_for(call.coll, shape.root, block, algorithm, call.options.lanes,
+                            call.options.first_rail, shape.elem, reroot);
   }
+  call_cache_.add(shape, call.options.algorithm, CallDecision{algorithm, schedule});
+  fill(prepared, schedule);
   return prepared;
+}
+
+// A valid call's schedule, operation and the buffers this rank uses.
+void CommImpl::fill(Prepared& prepared, std::shared_ptr<const PreparedSchedule> schedule) const {
+  if (!schedule) return;
+  const Call& call = prepared.call;
+  const auto [uses_send, uses_recv] =
+      buffers_used(call.coll, algos::is_rooted(call.coll) && call.root == rank_);
+  if (algos::is_reduction(call.coll) && call.user_op) {
+    prepared.combine = user_combiner(call.user_op);
+  } else if (algos::is_reduction(call.coll)) {
+    prepared.combine.kernel = combine_fn(call.type, call.op);
+  }
+  prepared.schedule = std::move(schedule);
+  prepared.send = uses_send ? call.send.data() : nullptr;
+  prepared.recv = uses_recv ? call.recv.data() : nullptr;
 }
 
 std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
@@ -596,15 +634,29 @@ std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
     agree(prepared.call, prepared.block, prepared.error);
   }
   if (!prepared.schedule) return nullptr;
-  auto ex = std::make_shared<Execution>(shared_from_this(), prepared.schedule, prepared.send,
-                                        prepared.recv, prepared.combine, elem_of(prepared.call));
+  std::shared_ptr<Execution> ex;
+  if (spare_ && spare_.use_count() == 1) {
+    ex = std::move(spare_);
+    ex->restart(shared_from_this(), prepared.schedule, prepared.send, prepared.recv,
+                prepared.combine, elem_of(prepared.call));
+  } else {
+    ex = std::make_shared<Execution>(shared_from_this(), prepared.schedule, prepared.send,
+                                     prepared.recv, prepared.combine, elem_of(prepared.call));
+  }
   runtime_->activate(ex);
   return ex;
 }
 
 void CommImpl::run(const Call& call) {
   auto ex = start(prepare_call(call));
-  if (ex) runtime_->wait(*ex);
+  if (!ex) return;
+  runtime_->wait(*ex);
+  // The next blocking call reuses it: no allocation per call. Recycled, it no longer holds this
+  // communicator.
+  if (ex.use_count() == 1) {
+    ex->recycle();
+    spare_ = std::move(ex);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

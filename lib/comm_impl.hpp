@@ -16,6 +16,7 @@
 
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
+#include "lib/call_cache.hpp"
 #include "lib/combine.hpp"
 #include "lib/scratch_pool.hpp"
 #include "transport/shm/channels.hpp"
@@ -100,6 +101,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void run(const Call& call);
 
  private:
+  // Completes a valid call's Prepared from its schedule: operation, the buffers this rank uses.
+  void fill(Prepared& prepared, std::shared_ptr<const PreparedSchedule> schedule) const;
   // A communicator of `members` (ranks of this one, in their new order) without its channels;
   // sets the new rank of this process's node leader.
   std::shared_ptr<CommImpl> member_comm(const std::vector<int>& members, int new_rank,
@@ -142,6 +145,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   // bytes, algorithm, lanes, first rail, element size, through rank 0.
   using CacheKey = std::tuple<int, int, std::size_t, std::string, int, int, std::size_t, bool>;
   std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
+  CallCache call_cache_;              // in front of the selection and cache_
+  std::shared_ptr<Execution> spare_;  // a finished, recycled execution for the next start
   std::string broken_;
   mutable std::map<std::tuple<int, std::size_t, int, bool>, std::string> model_choices_;
 };

@@ -59,13 +59,22 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
 
 Execution::Execution(std::shared_ptr<CommImpl> comm,
                      std::shared_ptr<const PreparedSchedule> prepared, const std::byte* send,
-                     std::byte* recv, Combiner combine, std::size_t elem)
-    : comm_(std::move(comm)),
-      prepared_(std::move(prepared)),
-      send_(const_cast<std::byte*>(send)),
-      recv_(recv),
-      combine_(std::move(combine)),
-      elem_(elem) {
+                     std::byte* recv, Combiner combine, std::size_t elem) {
+  restart(std::move(comm), std::move(prepared), send, recv, std::move(combine), elem);
+}
+
+void Execution::restart(std::shared_ptr<CommImpl> comm,
+                        std::shared_ptr<const PreparedSchedule> prepared, const std::byte* send,
+                        std::byte* recv, Combiner combine, std::size_t elem) {
+  comm_ = std::move(comm);
+  prepared_ = std::move(prepared);
+  send_ = const_cast<std::byte*>(send);
+  recv_ = recv;
+  combine_ = std::move(combine);
+  elem_ = elem;
+  failed_ = false;
+  error_code_ = Errc::internal;
+  error_.clear();
   const auto& sched = prepared_->schedule;
   scratch_ = comm_->scratch_pool().take(sched.scratch_bytes);
   seq_ = comm_->next_seq();
@@ -78,12 +87,23 @@ Execution::Execution(std::shared_ptr<CommImpl> comm,
   for (auto [peer, count] : prepared_->node_recvs) {
     node_recv_base_[static_cast<std::size_t>(peer)] = comm_->claim_node_recvs(peer, count);
   }
-  waiting_ = prepared_->dep_counts;
+  waiting_.assign(prepared_->dep_counts.begin(), prepared_->dep_counts.end());
+  transfers_.clear();
   transfers_.resize(sched.ops.size());
   remaining_ = sched.ops.size();
-  for (std::size_t i = 0; i < sched.ops.size(); ++i) {
-    if (waiting_[i] == 0) ready_.push_back(static_cast<OpId>(i));
+  running_.clear();
+  ready_.clear();
+  for (std::size_t i = sched.ops.size(); i-- > 0;) {
+    if (waiting_[i] == 0) ready_.push_back(static_cast<OpId>(i));  // op 0 on top
   }
+}
+
+void Execution::recycle() noexcept {
+  transfers_.clear();
+  scratch_ = ScratchPool::Lease();  // back to the pool while the communicator lives
+  combine_ = Combiner();
+  prepared_.reset();
+  comm_.reset();
 }
 
 std::byte* Execution::address(const algos::Region& r) const {
@@ -142,7 +162,29 @@ void Execution::start(OpId id) {
   } else {
     transfers_[id] = start_off_node(op, data, bytes);
   }
+  // A message that fits a slot, or one that UCX sent in place, is done already.
+  std::string why;
+  if (test(transfers_[id], why) == transport::XferState::done) {
+    transfers_[id] = std::monostate{};
+    complete(id);
+    return;
+  }
   running_.push_back(id);
+}
+
+transport::XferState Execution::test(Transfer& t, std::string& why) {
+  if (auto* r = std::get_if<transport::RailRequest>(&t)) return r->test(why);
+  if (auto* s = std::get_if<transport::ShmTransfer>(&t)) return s->test(why);
+  if (auto* parts = std::get_if<Striped>(&t)) {
+    transport::XferState st = transport::XferState::done;
+    for (auto& part : *parts) {
+      const transport::XferState one = part.test(why);
+      if (one == transport::XferState::failed) return one;
+      if (one == transport::XferState::pending) st = one;
+    }
+    return st;
+  }
+  return transport::XferState::pending;
 }
 
 Execution::Transfer Execution::start_off_node(const Op& op, std::byte* data, std::size_t bytes) {
@@ -233,22 +275,7 @@ bool Execution::advance(bool& progressed) {
   std::string why;
   for (std::size_t i = 0; i < running_.size();) {
     const OpId id = running_[i];
-    transport::XferState st = transport::XferState::pending;
-    if (auto* r = std::get_if<transport::RailRequest>(&transfers_[id])) {
-      st = r->test(why);
-    } else if (auto* parts = std::get_if<Striped>(&transfers_[id])) {
-      st = transport::XferState::done;
-      for (auto& part : *parts) {
-        const transport::XferState one = part.test(why);
-        if (one == transport::XferState::failed) {
-          st = one;
-          break;
-        }
-        if (one == transport::XferState::pending) st = one;
-      }
-    } else if (auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id])) {
-      st = s->test(why);
-    }
+    const transport::XferState st = test(transfers_[id], why);
     if (st == transport::XferState::pending) {
       ++i;
       continue;

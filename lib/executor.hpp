@@ -50,6 +50,14 @@ class Execution {
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
+  // Starts anew in this object, reusing its storage (a finished execution nobody else holds):
+  // the same as constructing one, without the allocations.
+  void restart(std::shared_ptr<CommImpl> comm, std::shared_ptr<const PreparedSchedule> prepared,
+               const std::byte* send, std::byte* recv, Combiner combine, std::size_t elem);
+  // Lets go of the communicator, schedule, operation and scratch of a finished execution and
+  // keeps the storage for restart().
+  void recycle() noexcept;
+
   // Starts what is ready and polls what runs. Returns true when finished (done or failed).
   // `progressed` is set when any op completed.
   bool advance(bool& progressed);
@@ -72,6 +80,8 @@ class Execution {
       std::variant<std::monostate, transport::RailRequest, Striped, transport::ShmTransfer>;
   std::byte* address(const algos::Region& r) const;
   void start(algos::OpId id);
+  // Tests a running transfer (parts of a striped one together).
+  static transport::XferState test(Transfer& t, std::string& why);
   // Posts an off-node send or receive of `op` over the rails behind its lanes.
   Transfer start_off_node(const algos::Op& op, std::byte* data, std::size_t bytes);
   void complete(algos::OpId id);

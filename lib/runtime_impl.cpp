@@ -343,11 +343,12 @@ void RuntimeImpl::idle() {
 }
 
 void RuntimeImpl::wait(Execution& ex) {
+  // The clock is read only once the call has been idle for a while: a short call never reads it.
   using clock = std::chrono::steady_clock;
-  auto last_progress = clock::now();
-  auto next_check = last_progress + std::chrono::milliseconds(100);
+  clock::time_point last_progress, next_check;
+  bool clock_started = false;
   unsigned idle_rounds = 0;
-  bool progressed = false;  // since the clock was last read: a short call never reads it again
+  bool progressed = false;  // since the clock was last read
   while (!ex.finished()) {
     if (progress()) {
       idle_rounds = 0;
@@ -356,7 +357,11 @@ void RuntimeImpl::wait(Execution& ex) {
     }
     if (++idle_rounds < 64) continue;
     const auto now = clock::now();
-    if (progressed) {
+    if (!clock_started) {
+      clock_started = true;
+      last_progress = now;
+      next_check = now + std::chrono::milliseconds(100);
+    } else if (progressed) {
       last_progress = now;
       progressed = false;
     }

@@ -141,7 +141,10 @@ class Rails {
 
   std::vector<Rail> rails_;
   int world_size_ = 0;
+  // Both only change in the application's calls (under the lock) and are read there: the
+  // helper thread of background progress never touches them.
   unsigned progress_calls_ = 0;
+  std::size_t in_flight_ = 0;  // over all rails
   struct EndpointSlot {
     std::unique_ptr<ErrorArg> arg;  // stable address handed to UCX's error callback
     UcpEndpoint ep;                 // declared last: closed before `arg` is released
