@@ -1,6 +1,6 @@
 // What preparing a call decides once per call shape: the algorithm and its schedule. Programs
 // repeat a few shapes; a hit costs a few comparisons instead of the selection's string work and
-// the schedule cache's map lookup. The most recent shapes come first.
+// the schedule cache's map lookup. The newest shapes come first; the oldest leaves when full.
 #pragma once
 
 #include <algorithm>
@@ -37,9 +37,7 @@ class CallCache {
   const CallDecision* find(const CallShape& shape, std::string_view requested) {
     for (std::size_t i = 0; i < size_; ++i) {
       if (entries_[i].shape == shape && entries_[i].requested == requested) {
-        if (i == 0) return &entries_[0].decision;
-        std::swap(entries_[i], entries_[i - 1]);  // frequent shapes move forward
-        return &entries_[i - 1].decision;
+        return &entries_[i].decision;
       }
     }
     return nullptr;

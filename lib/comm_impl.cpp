@@ -424,158 +424,13 @@ void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& loc
   }
 }
 
-namespace {
-
-// A reduction's element size.
-std::size_t elem_of(const CommImpl::Call& call) {
-  return call.user_op ? call.user_op->elem_size : size_of(call.type);
-}
-
-// The type, operation and sizes of a reduction; empty when they are fine.
-std::string reduction_error(const CommImpl::Call& call, bool uses_recv) {
-  const std::size_t elem = elem_of(call);
-  if (call.user_op && !call.user_op->fn) {
-    return "the user operation has no function (its fn is empty)";
-  }
-  if (call.user_op && elem == 0) return "the user operation's elements have 0 bytes";
-  if (!call.user_op && combine_fn(call.type, call.op) == nullptr) {
-    return std::string("operation ") + to_string(call.op) + " does not apply to " +
-           to_string(call.type) + " (bitwise operations take integers)";
-  }
-  const std::size_t whole =
-      call.coll == algos::Collective::reduce_scatter_block ? call.recv.size() : call.send.size();
-  if (whole % elem != 0) {
-    return (call.coll == algos::Collective::reduce_scatter_block ? "recv holds " : "send holds ") +
-           std::to_string(whole) + " bytes, not a whole number of " +
-           (call.user_op ? std::to_string(elem) + "-byte" : std::string(to_string(call.type))) +
-           " elements";
-  }
-  if (uses_recv && call.recv.size() != call.send.size()) {
-    return "recv holds " + std::to_string(call.recv.size()) + " bytes but send holds " +
-           std::to_string(call.send.size()) + ": both hold the vector";
-  }
-  return {};
-}
-
-// Which of its buffers a rank uses in a call of `coll`.
-std::pair<bool, bool> buffers_used(Collective coll, bool at_root) {
-  switch (coll) {
-    case Collective::bcast:
-      return {false, true};
-    case Collective::scatter:
-      return {at_root, true};
-    case Collective::gather:
-    case Collective::reduce:
-      return {true, at_root};
-    case Collective::barrier:
-      return {false, false};
-    default:
-      return {true, true};
-  }
-}
-
-std::string range_error(int root, int size) {
-  return "root " + std::to_string(root) + " is out of range for a communicator of size " +
-         std::to_string(size) + " (valid: 0.." + std::to_string(size - 1) + ")";
-}
-
-std::string null_error(const char* name, std::size_t bytes) {
-  return std::string(name) + " is null but its size is " + std::to_string(bytes) + " bytes";
-}
-
-// `whole` must hold p blocks of `block` bytes.
-std::string blocks_error(const char* whole_name, std::size_t whole, const char* block_name,
-                         std::size_t block, std::size_t p) {
-  std::size_t expected = 0;
-  if (!__builtin_mul_overflow(p, block, &expected) && whole == expected) return {};
-  return std::string(whole_name) + " must hold size() * " + block_name +
-         ".size() = " + std::to_string(p) + " * " + std::to_string(block) + " bytes but holds " +
-         std::to_string(whole);
-}
-
-}  // namespace
-
 CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   check_usable();
-  const auto p = static_cast<std::size_t>(size());
-  const bool rooted = algos::is_rooted(call.coll);
-  const bool reduction = algos::is_reduction(call.coll);
-  const bool at_root = rooted && call.root == rank_;
-  const auto& send = call.send;
-  const auto& recv = call.recv;
-  std::string err;
-  std::size_t block = 0;
-  const auto [uses_send, uses_recv] = buffers_used(call.coll, at_root);
-  if (rooted && (call.root < 0 || call.root >= size())) {
-    err = range_error(call.root, size());
-  } else {
-    switch (call.coll) {
-      case Collective::bcast:
-        block = recv.size();
-        break;
-      case Collective::scatter:
-        block = recv.size();
-        if (at_root) err = blocks_error("at the root, send", send.size(), "recv", block, p);
-        break;
-      case Collective::gather:
-        block = send.size();
-        if (at_root) err = blocks_error("at the root, recv", recv.size(), "send", block, p);
-        break;
-      case Collective::allgather:
-        block = send.size();
-        err = blocks_error("recv", recv.size(), "send", block, p);
-        break;
-      case Collective::alltoall:
-        block = send.size() / p;
-        if (send.size() != recv.size()) {
-          err = "send holds " + std::to_string(send.size()) + " bytes but recv holds " +
-                std::to_string(recv.size()) + ": both must hold size() equal blocks";
-        } else if (send.size() % p != 0) {
-          err = "send holds " + std::to_string(send.size()) +
-                " bytes, not divisible into size() = " + std::to_string(p) + " equal blocks";
-        }
-        break;
-      case Collective::reduce:
-      case Collective::allreduce:
-        block = send.size();
-        err = reduction_error(call, uses_recv);
-        break;
-      case Collective::barrier:
-        break;
-      case Collective::reduce_scatter_block:
-        block = recv.size();
-        err = blocks_error("send", send.size(), "recv", block, p);
-        if (err.empty()) err = reduction_error(call, false);
-        break;
-    }
-  }
-  if (err.empty() && uses_send && send.data() == nullptr && !send.empty()) {
-    err = null_error(call.coll == Collective::bcast ? "data" : "send", send.size());
-  }
-  if (err.empty() && uses_recv && recv.data() == nullptr && !recv.empty()) {
-    err = null_error(call.coll == Collective::bcast ? "data" : "recv", recv.size());
-  }
-  // A reduction in place passes one buffer as both; any other overlap is an error.
-  const bool in_place = reduction && send.data() == recv.data() && send.size() == recv.size();
-  if (err.empty() && uses_send && uses_recv && !send.empty() && !recv.empty() && !in_place &&
-      send.data() < recv.data() + recv.size() && recv.data() < send.data() + send.size()) {
-    err = reduction ? "send and recv overlap: pass separate buffers, or the same span for in place"
-                    : "send and recv overlap: pass separate buffers";
-  }
-  if (!err.empty()) err = std::string(algos::to_string(call.coll)) + ": " + err;
-
+  const auto [block, err] = check_call(call, rank_, size());
   Prepared prepared;
   prepared.call = call;
   prepared.block = block;
-  const CallShape shape{static_cast<int>(call.coll),
-                        rooted ? call.root : 0,
-                        block,
-                        call.options.lanes,
-                        call.options.first_rail,
-                        reduction ? elem_of(call) : 1,
-                        !(reduction && call.user_op) ? 0
-                        : call.user_op->commutative  ? 1
-                                                     : 2};
+  const CallShape shape = shape_of(call, block);
   if (err.empty()) {
     if (const CallDecision* known = call_cache_.find(shape, call.options.algorithm)) {
       prepared.call.options.algorithm = known->algorithm;
@@ -612,20 +467,53 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
   return prepared;
 }
 
-// A valid call's schedule, operation and the buffers this rank uses.
-void CommImpl::fill(Prepared& prepared, std::shared_ptr<const PreparedSchedule> schedule) const {
-  if (!schedule) return;
-  const Call& call = prepared.call;
+CommImpl::Operands CommImpl::operands(const Call& call) const {
+  Operands o;
   const auto [uses_send, uses_recv] =
       buffers_used(call.coll, algos::is_rooted(call.coll) && call.root == rank_);
+  o.send = uses_send ? call.send.data() : nullptr;
+  o.recv = uses_recv ? call.recv.data() : nullptr;
   if (algos::is_reduction(call.coll) && call.user_op) {
-    prepared.combine = user_combiner(call.user_op);
+    o.combine = user_combiner(call.user_op);
   } else if (algos::is_reduction(call.coll)) {
-    prepared.combine.kernel = combine_fn(call.type, call.op);
+    o.combine.kernel = combine_fn(call.type, call.op);
   }
+  o.elem = algos::is_reduction(call.coll) ? elem_of(call) : 1;
+  return o;
+}
+
+void CommImpl::fill(Prepared& prepared, std::shared_ptr<const PreparedSchedule> schedule) const {
+  if (!schedule) return;
+  Operands o = operands(prepared.call);
   prepared.schedule = std::move(schedule);
-  prepared.send = uses_send ? call.send.data() : nullptr;
-  prepared.recv = uses_recv ? call.recv.data() : nullptr;
+  prepared.send = o.send;
+  prepared.recv = o.recv;
+  prepared.combine = std::move(o.combine);
+}
+
+std::shared_ptr<Execution> CommImpl::launch(std::shared_ptr<const PreparedSchedule> schedule,
+                                            const std::byte* send, std::byte* recv,
+                                            Combiner combine, std::size_t elem) {
+  std::shared_ptr<Execution> ex;
+  if (spare_ && spare_.use_count() == 1) {
+    ex = std::move(spare_);
+    ex->restart(shared_from_this(), std::move(schedule), send, recv, std::move(combine), elem);
+  } else {
+    ex = std::make_shared<Execution>(shared_from_this(), std::move(schedule), send, recv,
+                                     std::move(combine), elem);
+  }
+  runtime_->activate(ex);
+  return ex;
+}
+
+void CommImpl::finish(std::shared_ptr<Execution> ex) {
+  runtime_->wait(*ex);
+  // The next call reuses it: no allocation per call. Recycled, it no longer holds this
+  // communicator.
+  if (ex.use_count() == 1) {
+    ex->recycle();
+    spare_ = std::move(ex);
+  }
 }
 
 std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
@@ -634,29 +522,32 @@ std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
     agree(prepared.call, prepared.block, prepared.error);
   }
   if (!prepared.schedule) return nullptr;
-  std::shared_ptr<Execution> ex;
-  if (spare_ && spare_.use_count() == 1) {
-    ex = std::move(spare_);
-    ex->restart(shared_from_this(), prepared.schedule, prepared.send, prepared.recv,
-                prepared.combine, elem_of(prepared.call));
-  } else {
-    ex = std::make_shared<Execution>(shared_from_this(), prepared.schedule, prepared.send,
-                                     prepared.recv, prepared.combine, elem_of(prepared.call));
-  }
-  runtime_->activate(ex);
-  return ex;
+  return launch(prepared.schedule, prepared.send, prepared.recv, prepared.combine,
+                elem_of(prepared.call));
 }
 
 void CommImpl::run(const Call& call) {
-  auto ex = start(prepare_call(call));
-  if (!ex) return;
-  runtime_->wait(*ex);
-  // The next blocking call reuses it: no allocation per call. Recycled, it no longer holds this
-  // communicator.
-  if (ex.use_count() == 1) {
-    ex->recycle();
-    spare_ = std::move(ex);
+  check_usable();
+  if (!runtime_->config().check) {
+    // A shape seen before: straight to the execution, no Prepared in between.
+    const CallCheck checked = check_call(call, rank_, size());
+    if (checked.error.empty()) {
+      const CallDecision* known =
+          call_cache_.find(shape_of(call, checked.block), call.options.algorithm);
+      if (known != nullptr) {
+        if (!known->schedule) return;
+        Operands o = operands(call);
+        if (known->schedule->lone_node_message) {
+          run_lone_message(*this, *known->schedule, o.send, o.recv);
+        } else {
+          finish(launch(known->schedule, o.send, o.recv, std::move(o.combine), o.elem));
+        }
+        return;
+      }
+    }
   }
+  auto ex = start(prepare_call(call));
+  if (ex) finish(std::move(ex));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
+#include "lib/call.hpp"
 #include "lib/call_cache.hpp"
 #include "lib/combine.hpp"
 #include "lib/scratch_pool.hpp"
@@ -70,17 +71,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void check_usable() const;
   void release() noexcept;  // drops shared memory (at finalize)
 
-  // A collective call as the public API receives it. `send`/`recv` as in algos::Buffer.
-  struct Call {
-    algos::Collective coll = algos::Collective::bcast;
-    int root = 0;
-    std::span<const std::byte> send;
-    std::span<std::byte> recv;
-    CallOptions options;
-    Datatype type = Datatype::uint8;  // reductions
-    Op op = Op::sum;
-    std::shared_ptr<const UserOpBytes> user_op = nullptr;  // reductions: a user one, not type/op
-  };
+  using Call = detail::Call;
   // A validated call, ready to start any number of times (persistent plans keep one).
   struct Prepared {
     std::shared_ptr<const PreparedSchedule> schedule;  // null: nothing to move
@@ -101,8 +92,22 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   void run(const Call& call);
 
  private:
-  // Completes a valid call's Prepared from its schedule: operation, the buffers this rank uses.
+  // What an execution of `call` works on: the buffers this rank uses and the operation.
+  struct Operands {
+    const std::byte* send = nullptr;
+    std::byte* recv = nullptr;
+    Combiner combine;
+    std::size_t elem = 1;
+  };
+  Operands operands(const Call& call) const;
+  // Completes a valid call's Prepared from its schedule.
   void fill(Prepared& prepared, std::shared_ptr<const PreparedSchedule> schedule) const;
+  // Starts an execution (the spare one when it is free); finish() waits for it and keeps it as
+  // the spare.
+  std::shared_ptr<Execution> launch(std::shared_ptr<const PreparedSchedule> schedule,
+                                    const std::byte* send, std::byte* recv, Combiner combine,
+                                    std::size_t elem);
+  void finish(std::shared_ptr<Execution> ex);
   // A communicator of `members` (ranks of this one, in their new order) without its channels;
   // sets the new rank of this process's node leader.
   std::shared_ptr<CommImpl> member_comm(const std::vector<int>& members, int new_rank,

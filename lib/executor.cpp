@@ -53,6 +53,10 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   }
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
+  p->lone_node_message =
+      n == 1 && schedule.scratch_bytes == 0 &&
+      (schedule.ops[0].kind == OpKind::send || schedule.ops[0].kind == OpKind::recv) &&
+      layout.same_node(schedule.ops[0].peer, comm.rank());
   p->schedule = std::move(schedule);
   return p;
 }

@@ -32,12 +32,21 @@ struct PreparedSchedule {
   std::vector<std::uint32_t> dep_counts;                  // op -> number of deps
   std::vector<std::pair<int, std::uint32_t>> node_sends;  // (local peer, messages) on this node
   std::vector<std::pair<int, std::uint32_t>> node_recvs;
+  // One message to or from a peer on this node and nothing else (two ranks of one node): the
+  // call moves it itself (run_lone_message).
+  bool lone_node_message = false;
 };
 
 // Checks and indexes a schedule built for `comm`. Throws lanes::Error(internal) if the schedule
 // refers to invalid peers or needs more messages per pair than a tag can number.
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
                                                 std::string algorithm, int first_rail);
+
+// Runs a schedule whose lone_node_message is set without an Execution: writes the peer's slot
+// (or polls its own) directly, claiming sequence and message numbers as an Execution would.
+// Throws lanes::Error, and leaves `comm` unusable, as a failed Execution does.
+void run_lone_message(CommImpl& comm, const PreparedSchedule& prepared, const std::byte* send,
+                      std::byte* recv);
 
 class Execution {
  public:

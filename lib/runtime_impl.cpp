@@ -306,22 +306,24 @@ bool RuntimeImpl::progress() {
   return progressed;
 }
 
-void RuntimeImpl::check_stalled(std::chrono::steady_clock::time_point last_progress) {
+bool RuntimeImpl::check_stalled(std::chrono::steady_clock::time_point last_progress) {
   const auto now = std::chrono::steady_clock::now();
   const bool timed_out =
       config_.timeout_s > 0 &&
       std::chrono::duration<double>(now - last_progress).count() > config_.timeout_s;
   for (const auto& ex : active_) {
     ex->check_node_peers();
-    if (timed_out) {
-      ex->abort(Errc::timeout, "no progress for " + std::to_string(config_.timeout_s) +
-                                   " s (LANES_TIMEOUT): a peer may be stuck or not calling " +
-                                   "the same collective");
-    }
+    if (timed_out) ex->abort(Errc::timeout, timeout_message());
   }
+  return timed_out;
 }
 
-void RuntimeImpl::idle() {
+std::string RuntimeImpl::timeout_message() const {
+  return "no progress for " + std::to_string(config_.timeout_s) +
+         " s (LANES_TIMEOUT): a peer may be stuck or not calling the same collective";
+}
+
+void RuntimeImpl::idle(bool on_node) {
   switch (progress_) {
     case ProgressMode::spin:
     case ProgressMode::automatic:
@@ -329,50 +331,19 @@ void RuntimeImpl::idle() {
     case ProgressMode::yield:
       sched_yield();
       break;
-    case ProgressMode::wait: {
-      const bool on_node = std::any_of(active_.begin(), active_.end(),
-                                       [](const auto& ex) { return ex->waits_on_node(); });
-      if (on_node) {
+    case ProgressMode::wait:
+      if (on_node || std::any_of(active_.begin(), active_.end(),
+                                 [](const auto& ex) { return ex->waits_on_node(); })) {
         sched_yield();  // shared-memory flags cannot wake an fd
       } else {
         rails_->wait_for_events(10);
       }
       break;
-    }
   }
 }
 
 void RuntimeImpl::wait(Execution& ex) {
-  // The clock is read only once the call has been idle for a while: a short call never reads it.
-  using clock = std::chrono::steady_clock;
-  clock::time_point last_progress, next_check;
-  bool clock_started = false;
-  unsigned idle_rounds = 0;
-  bool progressed = false;  // since the clock was last read
-  while (!ex.finished()) {
-    if (progress()) {
-      idle_rounds = 0;
-      progressed = true;
-      continue;
-    }
-    if (++idle_rounds < 64) continue;
-    const auto now = clock::now();
-    if (!clock_started) {
-      clock_started = true;
-      last_progress = now;
-      next_check = now + std::chrono::milliseconds(100);
-    } else if (progressed) {
-      last_progress = now;
-      progressed = false;
-    }
-    if (now >= next_check) {
-      next_check = now + std::chrono::milliseconds(100);
-      check_stalled(last_progress);
-      progress();  // collects what the checks failed
-      continue;
-    }
-    idle();
-  }
+  wait_until([&] { return ex.finished(); }, [](bool) {}, false);
   if (ex.failed()) throw Error(ex.error_code(), ex.error());
 }
 

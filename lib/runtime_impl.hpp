@@ -51,6 +51,14 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   bool progress();
   // Runs until `ex` finished, with the configured progress mode; throws lanes::Error if it failed.
   void wait(Execution& ex);
+  // Progresses everything until `finished()` holds. Once idle for a while and every 100 ms
+  // after: the active executions' stall checks, then `stalled(timed_out)` (timed_out: LANES_TIMEOUT
+  // passed without progress), which may throw. `on_node`: what is awaited is a shared-memory
+  // transfer, which an idle wait yields the core for instead of sleeping on the rails.
+  template <class Finished, class Stalled>
+  void wait_until(Finished&& finished, Stalled&& stalled, bool on_node);
+  // Why a wait gave up after LANES_TIMEOUT.
+  std::string timeout_message() const;
   // One progress pass; true when `ex` finished; throws lanes::Error if it failed.
   bool test(Execution& ex);
 
@@ -68,9 +76,10 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   RuntimeImpl() = default;
   void init(std::unique_ptr<transport::Bootstrap> bootstrap);
   void connect_off_node_peers(const algos::Layout& layout, int rank);
-  // Local peers alive? LANES_TIMEOUT passed? Fails the executions concerned.
-  void check_stalled(std::chrono::steady_clock::time_point last_progress);
-  void idle();  // what a waiting process does when nothing moved (LANES_PROGRESS)
+  // Local peers alive? LANES_TIMEOUT passed (returned)? Fails the executions concerned.
+  bool check_stalled(std::chrono::steady_clock::time_point last_progress);
+  // What a waiting process does when nothing moved (LANES_PROGRESS).
+  void idle(bool on_node);
 
   Config config_;
   std::string bootstrap_name_;
@@ -87,5 +96,39 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   bool started_ = false;  // init completed: finalize synchronises with the peers
   bool finalized_ = false;
 };
+
+template <class Finished, class Stalled>
+void RuntimeImpl::wait_until(Finished&& finished, Stalled&& stalled, bool on_node) {
+  // The clock is read only once the call has been idle for a while: a short call never reads it.
+  using clock = std::chrono::steady_clock;
+  clock::time_point last_progress, next_check;
+  bool clock_started = false;
+  unsigned idle_rounds = 0;
+  bool progressed = false;  // since the clock was last read
+  while (!finished()) {
+    if (progress()) {
+      idle_rounds = 0;
+      progressed = true;
+      continue;
+    }
+    if (++idle_rounds < 64) continue;
+    const auto now = clock::now();
+    if (!clock_started) {
+      clock_started = true;
+      last_progress = now;
+      next_check = now + std::chrono::milliseconds(100);
+    } else if (progressed) {
+      last_progress = now;
+      progressed = false;
+    }
+    if (now >= next_check) {
+      next_check = now + std::chrono::milliseconds(100);
+      stalled(check_stalled(last_progress));
+      progress();  // collects what the checks failed
+      continue;
+    }
+    idle(on_node);
+  }
+}
 
 }  // namespace lanes::detail

@@ -2,7 +2,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <barrier>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -13,11 +17,23 @@
 #include <thread>
 #include <vector>
 
+#include "transport/shm/channels.hpp"
+#include "transport/shm/segment.hpp"
+
 namespace lanes_micro {
 
 namespace {
 
-enum class Op : int { stop, bcast, alltoall, allgather, ialltoall, plan_alltoall };
+enum class Op : int {
+  stop,
+  bcast,
+  alltoall,
+  allgather,
+  ialltoall,
+  plan_alltoall,
+  pingpong,
+  raw_pingpong
+};
 
 // Buffers for one collective of `bytes` per block among `p` ranks.
 struct Buffers {
@@ -42,7 +58,12 @@ void run_op(lanes::Communicator& c, Op op, Buffers& b) {
     case Op::ialltoall:
       c.ialltoall(b.send, b.recv).wait();
       break;
+    case Op::pingpong:  // one message from rank 0 to rank 1, one back
+      c.bcast(b.one, 0);
+      c.bcast(b.one, 1);
+      break;
     case Op::plan_alltoall:
+    case Op::raw_pingpong:
     case Op::stop:
       break;
   }
@@ -97,6 +118,54 @@ class Exchange {
   std::vector<std::byte> slots_[2];
 };
 
+// Waits for `t` as lanes' yield mode does: polls, and gives the core away after 64 idle polls.
+void wait_for(lanes::transport::ShmTransfer t) {
+  std::string why;
+  for (unsigned idle = 0; t.test(why) == lanes::transport::XferState::pending;) {
+    if (++idle >= 64) sched_yield(), idle = 0;
+  }
+}
+
+// A ping-pong written straight into a node segment's inline slots: the floor under lanes'
+// one-message calls. Rank 0's side runs on the benchmark's thread, rank 1's on the pair's helper
+// (Op::raw_pingpong), so the same two threads take part as in lanes' ping-pong.
+struct RawPingPong {
+  RawPingPong() : geometry(lanes::transport::default_geometry(2)) {
+    using namespace lanes::transport;
+    ShmSegment seg = ShmSegment::create(channel_segment_bytes(geometry));
+    const std::string name = seg.name();
+    a = std::make_unique<NodeChannels>(std::move(seg), 0, geometry, true, false);
+    b = std::make_unique<NodeChannels>(ShmSegment::attach(name, channel_segment_bytes(geometry)), 1,
+                                       geometry, false, false);
+    a->publish_self();
+    b->publish_self();
+    a->unlink();
+  }
+  // `side` 0 sends first; message numbers continue from call to call.
+  void run(int side, long long reps, std::size_t bytes) {
+    lanes::transport::NodeChannels& ch = side == 0 ? *a : *b;
+    std::uint64_t& next = next_msg[side];
+    std::vector<std::byte> data(bytes);
+    for (long long i = 0; i < reps; ++i, ++next) {
+      if (side == 0) {
+        wait_for(ch.send(1, next, data.data(), bytes));
+        wait_for(ch.recv(1, next, data.data(), bytes));
+      } else {
+        wait_for(ch.recv(0, next, data.data(), bytes));
+        wait_for(ch.send(0, next, data.data(), bytes));
+      }
+    }
+  }
+  lanes::transport::ChannelGeometry geometry;
+  std::unique_ptr<lanes::transport::NodeChannels> a, b;
+  std::uint64_t next_msg[2] = {0, 0};
+};
+
+RawPingPong& raw_pingpong() {
+  static RawPingPong raw;
+  return raw;
+}
+
 // Rank 0 is the benchmark's thread; rank 1 a helper that runs whatever rank 0 announces with a
 // broadcast before each timed loop: (operation, repetitions, bytes).
 class Pair {
@@ -116,7 +185,9 @@ class Pair {
         const auto op = static_cast<Op>(cmd[0]);
         if (op == Op::stop) break;
         Buffers b(static_cast<std::size_t>(cmd[2]), 2);
-        if (op == Op::plan_alltoall) {
+        if (op == Op::raw_pingpong) {
+          raw_pingpong().run(1, cmd[1], static_cast<std::size_t>(cmd[2]));
+        } else if (op == Op::plan_alltoall) {
           lanes::Plan plan = c.plan_alltoall(b.send, b.recv);
           for (long long i = 0; i < cmd[1]; ++i) plan.start(), plan.wait();
         } else {
@@ -172,7 +243,46 @@ void bm_pair(benchmark::State& state, int kind, Op op) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// lanes' per-call overhead: round trips of two one-message broadcasts against raw round trips,
+// in alternating rounds (the machine is shared: each figure is its fastest round's, noise only
+// adds);
+// half the difference is one call's overhead. Timed: lanes' rounds.
+void bm_overhead(benchmark::State& state) {
+  Pair& pr = pair(0);
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  constexpr long long kRoundTrips = 2000;
+  Buffers b(bytes, 2);
+  std::vector<double> raw_ns, lanes_ns;
+  const auto per_trip = [](auto t0, auto t1) {
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / kRoundTrips;
+  };
+  for (auto _ : state) {
+    pr.announce(Op::raw_pingpong, kRoundTrips, static_cast<long long>(bytes));
+    auto t0 = std::chrono::steady_clock::now();
+    raw_pingpong().run(0, kRoundTrips, bytes);
+    auto t1 = std::chrono::steady_clock::now();
+    raw_ns.push_back(per_trip(t0, t1));
+    pr.announce(Op::pingpong, kRoundTrips, static_cast<long long>(bytes));
+    t0 = std::chrono::steady_clock::now();
+    for (long long i = 0; i < kRoundTrips; ++i) run_op(pr.world(), Op::pingpong, b);
+    t1 = std::chrono::steady_clock::now();
+    lanes_ns.push_back(per_trip(t0, t1));
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+  }
+  const auto fastest = [](const std::vector<double>& v) {
+    return *std::min_element(v.begin(), v.end());
+  };
+  const double raw = fastest(raw_ns), lanes = fastest(lanes_ns);
+  state.counters["raw_roundtrip_ns"] = raw;
+  state.counters["lanes_roundtrip_ns"] = lanes;
+  state.counters["overhead_per_call_ns"] = (lanes - raw) / 2;
+}
+
 [[maybe_unused]] const bool registered = [] {
+  benchmark::RegisterBenchmark("exec/p2-one-node/overhead-over-inline-slot", bm_overhead)
+      ->Arg(8)
+      ->Iterations(51)
+      ->UseManualTime();
   const std::pair<const char*, Op> ops[] = {{"bcast", Op::bcast},
                                             {"alltoall", Op::alltoall},
                                             {"allgather", Op::allgather},
