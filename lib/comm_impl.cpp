@@ -537,8 +537,8 @@ void CommImpl::run(const Call& call) {
       if (known != nullptr) {
         if (!known->schedule) return;
         Operands o = operands(call);
-        if (known->schedule->lone_node_message) {
-          run_lone_message(*this, *known->schedule, o.send, o.recv);
+        if (known->schedule->flat_node) {
+          run_flat_node_schedule(*this, *known->schedule, o.send, o.recv);
         } else {
           finish(launch(known->schedule, o.send, o.recv, std::move(o.combine), o.elem));
         }

@@ -53,10 +53,8 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   }
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
-  p->lone_node_message =
-      n == 1 && schedule.scratch_bytes == 0 &&
-      (schedule.ops[0].kind == OpKind::send || schedule.ops[0].kind == OpKind::recv) &&
-      layout.same_node(schedule.ops[0].peer, comm.rank());
+  p->flat_node = is_flat_node_schedule(schedule, layout, comm.rank()) &&
+                 p->node_sends.size() <= kMaxFlatOps && p->node_recvs.size() <= kMaxFlatOps;
   p->schedule = std::move(schedule);
   return p;
 }

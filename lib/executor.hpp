@@ -13,6 +13,7 @@
 
 #include <lanes/error.hpp>
 
+#include "algos/layout.hpp"
 #include "algos/schedule.hpp"
 #include "lib/combine.hpp"
 #include "lib/scratch_pool.hpp"
@@ -32,21 +33,25 @@ struct PreparedSchedule {
   std::vector<std::uint32_t> dep_counts;                  // op -> number of deps
   std::vector<std::pair<int, std::uint32_t>> node_sends;  // (local peer, messages) on this node
   std::vector<std::pair<int, std::uint32_t>> node_recvs;
-  // One message to or from a peer on this node and nothing else (two ranks of one node): the
-  // call moves it itself (run_lone_message).
-  bool lone_node_message = false;
+  // is_flat_node_schedule: the call runs it itself (run_flat_node_schedule).
+  bool flat_node = false;
 };
+
+// A schedule whose ops may all start at once, copies and messages to ranks of this node only, at
+// most kMaxFlatOps of them, without scratch.
+inline constexpr std::size_t kMaxFlatOps = 8;
+bool is_flat_node_schedule(const algos::Schedule& schedule, const algos::Layout& layout, int rank);
 
 // Checks and indexes a schedule built for `comm`. Throws lanes::Error(internal) if the schedule
 // refers to invalid peers or needs more messages per pair than a tag can number.
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
                                                 std::string algorithm, int first_rail);
 
-// Runs a schedule whose lone_node_message is set without an Execution: writes the peer's slot
-// (or polls its own) directly, claiming sequence and message numbers as an Execution would.
-// Throws lanes::Error, and leaves `comm` unusable, as a failed Execution does.
-void run_lone_message(CommImpl& comm, const PreparedSchedule& prepared, const std::byte* send,
-                      std::byte* recv);
+// Runs a flat node schedule without an Execution: copies, writes its peers' slots and polls its
+// own directly, claiming sequence and message numbers as an Execution would. Throws lanes::Error,
+// and leaves `comm` unusable, as a failed Execution does.
+void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, const std::byte* send,
+                            std::byte* recv);
 
 class Execution {
  public:

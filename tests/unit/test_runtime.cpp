@@ -663,6 +663,58 @@ TEST(Runtime, ThreadsOnOneNodeUseSharedMemory) {
   }
 }
 
+// Small calls repeated with the same shapes take the path of shapes seen before, where schedules
+// of a few on-node messages run without an execution: every round's data arrives, for two and
+// four ranks of a node; then a size mismatch on such a shape fails both sides instead of hanging.
+TEST(Runtime, RepeatedSmallCallsOnOneNode) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", nullptr}, {"LANES_TIMEOUT", "2"}};
+  for (const int p : {2, 4}) {
+    run_ranks(p, [p](int me, lanes::Runtime& rt) {
+      lanes::Communicator w = rt.world();
+      for (std::uint32_t round = 0; round < 50; ++round) {
+        const int root = static_cast<int>(round) % p;
+        std::uint32_t one[3] = {0, 0, 0};
+        if (me == root) one[0] = round, one[1] = round + 1, one[2] = round + 2;
+        w.bcast(std::span(one), root);
+        ASSERT_EQ(one[2], round + 2) << "bcast round " << round;
+        std::vector<std::uint32_t> send(static_cast<std::size_t>(p)), recv(send.size());
+        for (int j = 0; j < p; ++j) send[static_cast<std::size_t>(j)] = round * 100 + me * 10 + j;
+        w.alltoall(send, recv);
+        for (int j = 0; j < p; ++j) {
+          ASSERT_EQ(recv[static_cast<std::size_t>(j)], round * 100 + j * 10 + me) << "alltoall";
+        }
+        std::uint32_t mine = round * 10 + static_cast<std::uint32_t>(me), got = 0;
+        w.scatter(std::span(send), std::span(&got, 1), root);
+        ASSERT_EQ(got, round * 100 + root * 10 + me) << "scatter round " << round;
+        w.gather(std::span(&mine, 1), std::span(recv), root);
+        if (me == root) {
+          for (int j = 0; j < p; ++j) ASSERT_EQ(recv[static_cast<std::size_t>(j)], round * 10 + j);
+        }
+        w.allgather(std::span(&mine, 1), std::span(recv));
+        for (int j = 0; j < p; ++j) ASSERT_EQ(recv[static_cast<std::size_t>(j)], round * 10 + j);
+      }
+      if (p != 2) return;
+      // Rank 1 expects more than rank 0 sends, on a shape both know: rank 1 fails and its
+      // communicator is unusable; rank 0's message fit its slot and it went on (its finalize
+      // then waits for rank 1 until LANES_TIMEOUT).
+      std::uint32_t data[2] = {1, 2};
+      if (me == 0) {
+        w.bcast(std::span(data, 1), 0);
+      } else {
+        try {
+          w.bcast(std::span(data, 2), 0);
+          ADD_FAILURE() << "a receive of 8 bytes took a message of 4";
+        } catch (const lanes::Error& e) {
+          EXPECT_EQ(e.code(), lanes::Errc::transport) << e.what();
+          EXPECT_NE(std::string(e.what()).find("receive from rank 0"), std::string::npos)
+              << e.what();
+        }
+        EXPECT_THROW(w.bcast(std::span(data, 1), 0), lanes::Error);
+      }
+    });
+  }
+}
+
 // Three ranks as threads, each its own emulated node: everything over UCX on loopback, two rails.
 TEST(Runtime, ThreadsOnEmulatedNodesUseRails) {
   Env env{{"LANES_RAILS", "lo,lo"}, {"LANES_NODE_SIZE", "1"}};
