@@ -78,7 +78,10 @@ void Execution::restart(std::shared_ptr<CommImpl> comm,
   error_code_ = Errc::internal;
   error_.clear();
   const auto& sched = prepared_->schedule;
-  scratch_ = comm_->scratch_pool().take(sched.scratch_bytes);
+  // A restarted execution keeps its scratch while it is large enough.
+  if (sched.scratch_bytes > scratch_.capacity() || scratch_.pool() != &comm_->scratch_pool()) {
+    scratch_ = comm_->scratch_pool().take(sched.scratch_bytes);
+  }
   seq_ = comm_->next_seq();
   const auto local = static_cast<std::size_t>(comm_->layout().node_size_of(comm_->rank()));
   node_send_base_.assign(local, 0);
@@ -90,8 +93,7 @@ void Execution::restart(std::shared_ptr<CommImpl> comm,
     node_recv_base_[static_cast<std::size_t>(peer)] = comm_->claim_node_recvs(peer, count);
   }
   waiting_.assign(prepared_->dep_counts.begin(), prepared_->dep_counts.end());
-  transfers_.clear();
-  transfers_.resize(sched.ops.size());
+  transfers_.resize(sched.ops.size());  // all empty: completion and failure empty them
   remaining_ = sched.ops.size();
   running_.clear();
   ready_.clear();
@@ -101,8 +103,6 @@ void Execution::restart(std::shared_ptr<CommImpl> comm,
 }
 
 void Execution::recycle() noexcept {
-  transfers_.clear();
-  scratch_ = ScratchPool::Lease();  // back to the pool while the communicator lives
   combine_ = Combiner();
   prepared_.reset();
   comm_.reset();

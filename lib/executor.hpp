@@ -68,8 +68,9 @@ class Execution {
   // the same as constructing one, without the allocations.
   void restart(std::shared_ptr<CommImpl> comm, std::shared_ptr<const PreparedSchedule> prepared,
                const std::byte* send, std::byte* recv, Combiner combine, std::size_t elem);
-  // Lets go of the communicator, schedule, operation and scratch of a finished execution and
-  // keeps the storage for restart().
+  // Lets go of the communicator, schedule and operation of a finished execution and keeps the
+  // storage for restart(), its scratch too (the spare execution of the communicator whose pool
+  // the scratch belongs to: CommImpl drops it before the pool).
   void recycle() noexcept;
 
   // Starts what is ready and polls what runs. Returns true when finished (done or failed).

@@ -22,6 +22,8 @@ class ScratchPool {
     Lease& operator=(const Lease&) = delete;
     ~Lease() { release(); }
     std::byte* data() const { return buffer_.get(); }
+    std::size_t capacity() const { return capacity_; }
+    const ScratchPool* pool() const { return pool_; }
 
    private:
     friend class ScratchPool;

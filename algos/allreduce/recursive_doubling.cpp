@@ -12,10 +12,12 @@
 //     rank v xor 2^j; both combine the lower group's partial on the left, so the two hold the
 //     same bits.
 //  2. When e > 0, unfold: rank r - 1 sends the result to each odd rank r < 2e.
-// Every round waits for the previous round's combine; received partials land in scratch.
+// Every round waits for the previous round's combine; received partials land in scratch. The
+// first combination reads the rank's input where it is (dst = input (+) partial), so the input is
+// never copied.
 //
-// Cost: beta_shm m (the input's copy into the result) + log2 q * (alpha + beta * m + gamma * m),
-// plus when e > 0 two hops of alpha + beta * m and one more combine, for a vector of m bytes.
+// Cost: log2 q * (alpha + beta * m + gamma * m), plus when e > 0 two hops of alpha + beta * m and
+// one more combine, for a vector of m bytes.
 // Latency-optimal; moves the whole vector each round, so for short vectors.
 //
 // Order: the fold pairs ranks 2v and 2v + 1 with the lower one on the left, and virtual ranks
@@ -57,20 +59,30 @@ Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs
     return s;
   }
   s.scratch_bytes = m;
-  OpId last = s.copy({Buffer::send, 0, m}, result);
+  // The first combination reads this rank's input where it is and writes the result: no copy
+  // of the input first. Later rounds send and combine the result so far.
+  const Region input{Buffer::send, 0, m};
+  bool have_result = false;
+  OpId last = 0;
   if (r < 2 * extra) {
     const OpId in = s.recv(r + 1, layout.lanes_of[r + 1], incoming, {}, 0);
-    last = s.combine(incoming, result, {last, in});
+    last = s.combine_into(input, incoming, result, {in});
+    have_result = true;
   }
   const auto real = [extra](int v) { return v < extra ? 2 * v : v + extra; };
   const int v = r < 2 * extra ? r / 2 : r - extra;
   for (int j = 0; j < levels; ++j) {
     const int partner = real(v ^ (1 << j));
     const bool lower = (v & (1 << j)) == 0;
-    const OpId out = s.send(partner, lanes, result, {last}, first + j);
-    const OpId in = s.recv(partner, layout.lanes_of[partner], incoming, {last}, first + j);
-    last = s.combine(incoming, result, {out, in}, !lower);
+    const std::vector<OpId> after = have_result ? std::vector<OpId>{last} : std::vector<OpId>{};
+    const OpId out = s.send(partner, lanes, have_result ? result : input, after, first + j);
+    const OpId in = s.recv(partner, layout.lanes_of[partner], incoming, after, first + j);
+    // In place the input is the result: the combination waits for the send either way.
+    last = have_result ? s.combine(incoming, result, {out, in}, !lower)
+                       : s.combine_into(input, incoming, result, {out, in}, !lower);
+    have_result = true;
   }
+  if (!have_result) s.copy(input, result);  // alone
   if (r < 2 * extra) s.send(r + 1, lanes, result, {last}, s.rounds - 1);
   s.finalize();
   return s;
@@ -83,8 +95,8 @@ double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParam
   int levels = 0;
   while ((2LL << levels) <= p) ++levels;
   const bool folded = (1LL << levels) != p;
-  // The input's copy into the result comes first; partners 2^j apart share a node while 2^j < n.
-  double t = bytes * m.beta_shm;
+  // Partners 2^j apart share a node while 2^j < n.
+  double t = 0;
   for (int j = 0; j < levels; ++j) {
     t += hop_time(bytes, (1LL << j) >= in.ppn && in.nodes > 1, in, m) + combine_time(bytes, m);
   }

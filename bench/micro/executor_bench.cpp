@@ -32,7 +32,8 @@ enum class Op : int {
   ialltoall,
   plan_alltoall,
   pingpong,
-  raw_pingpong
+  raw_pingpong,
+  allreduce
 };
 
 // Buffers for one collective of `bytes` per block among `p` ranks.
@@ -58,6 +59,12 @@ void run_op(lanes::Communicator& c, Op op, Buffers& b) {
     case Op::ialltoall:
       c.ialltoall(b.send, b.recv).wait();
       break;
+    case Op::allreduce: {
+      auto in = std::span(reinterpret_cast<const std::uint32_t*>(b.one.data()), b.one.size() / 4);
+      auto out = std::span(reinterpret_cast<std::uint32_t*>(b.send.data()), b.one.size() / 4);
+      c.allreduce(in, out, lanes::Op::sum);
+      break;
+    }
     case Op::pingpong:  // one message from rank 0 to rank 1, one back
       c.bcast(b.one, 0);
       c.bcast(b.one, 1);
@@ -286,6 +293,7 @@ void bm_overhead(benchmark::State& state) {
   const std::pair<const char*, Op> ops[] = {{"bcast", Op::bcast},
                                             {"alltoall", Op::alltoall},
                                             {"allgather", Op::allgather},
+                                            {"allreduce", Op::allreduce},
                                             {"ialltoall+wait", Op::ialltoall},
                                             {"plan-alltoall", Op::plan_alltoall}};
   for (const auto& [name, op] : ops) {
