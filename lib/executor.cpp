@@ -97,8 +97,14 @@ void Execution::restart(std::shared_ptr<CommImpl> comm,
   remaining_ = sched.ops.size();
   running_.clear();
   ready_.clear();
-  for (std::size_t i = sched.ops.size(); i-- > 0;) {
-    if (waiting_[i] == 0) ready_.push_back(static_cast<OpId>(i));  // op 0 on top
+  // Messages start before local copies and combines, so that peers' data flows while this rank
+  // copies; each kind in program order (ready_ is a stack).
+  for (const bool messages : {false, true}) {
+    for (std::size_t i = sched.ops.size(); i-- > 0;) {
+      const OpKind kind = sched.ops[i].kind;
+      const bool message = kind == OpKind::send || kind == OpKind::recv;
+      if (waiting_[i] == 0 && message == messages) ready_.push_back(static_cast<OpId>(i));
+    }
   }
 }
 

@@ -72,14 +72,10 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
   std::size_t pending_count = 0;
   std::string why;
   std::size_t failed = kMaxFlatOps;  // the op that failed, if any
+  // Messages first, so that peers' data flows while this rank copies.
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    if (op.kind == OpKind::copy) {
-      if (op.src.bytes > 0 && address(op.src) != address(op.dst)) {
-        std::memmove(address(op.dst), address(op.src), op.src.bytes);
-      }
-      continue;
-    }
+    if (op.kind == OpKind::copy) continue;
     const int peer = comm.layout().local_rank_of[static_cast<std::size_t>(op.peer)];
     transfers[i] = op.kind == OpKind::send
                        ? channels.send(peer, base_of(prepared.node_sends, send_base, peer) + op.msg,
@@ -94,6 +90,13 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
     if (st == XferState::pending) pending[pending_count++] = static_cast<std::uint8_t>(i);
   }
 
+  if (failed == kMaxFlatOps) {
+    for (const Op& op : ops) {
+      if (op.kind == OpKind::copy && op.src.bytes > 0 && address(op.src) != address(op.dst)) {
+        std::memmove(address(op.dst), address(op.src), op.src.bytes);
+      }
+    }
+  }
   const auto fail = [&](std::size_t i, Errc code, const std::string& text) {
     const Op& op = ops[i];
     const std::string message = "rank " + std::to_string(comm.rank()) + ": " +
