@@ -425,6 +425,7 @@ void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& loc
 }
 
 CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
+  const RuntimeImpl::Entry entry(*runtime_);
   check_usable();
   const auto [block, err] = check_call(call, rank_, size());
   Prepared prepared;
@@ -517,6 +518,7 @@ void CommImpl::finish(std::shared_ptr<Execution> ex) {
 }
 
 std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
+  const RuntimeImpl::Entry entry(*runtime_);
   check_usable();
   if (runtime_->config().check) {
     agree(prepared.call, prepared.block, prepared.error);
@@ -527,6 +529,7 @@ std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
 }
 
 void CommImpl::run(const Call& call) {
+  const RuntimeImpl::Entry entry(*runtime_);
   check_usable();
   if (!runtime_->config().check) {
     // A shape seen before: straight to the execution, no Prepared in between.
@@ -575,6 +578,7 @@ std::shared_ptr<CommImpl> CommImpl::member_comm(const std::vector<int>& members,
 }
 
 std::shared_ptr<CommImpl> CommImpl::split(int color, int key) {
+  const RuntimeImpl::Entry entry(*runtime_);
   check_usable();
   struct Entry {
     std::int32_t color;
@@ -619,6 +623,7 @@ std::shared_ptr<CommImpl> CommImpl::split(int color, int key) {
 }
 
 std::shared_ptr<CommImpl> CommImpl::group(std::span<const int> ranks, const ExchangeFn& exchange) {
+  const RuntimeImpl::Entry entry(*runtime_);
   check_usable();
   std::vector<int> members(ranks.begin(), ranks.end());
   std::vector<char> seen(static_cast<std::size_t>(size()), 0);

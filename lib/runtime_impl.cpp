@@ -343,11 +343,13 @@ void RuntimeImpl::idle(bool on_node) {
 }
 
 void RuntimeImpl::wait(Execution& ex) {
+  const Entry entry(*this);
   wait_until([&] { return ex.finished(); }, [](bool) {}, false);
   if (ex.failed()) throw Error(ex.error_code(), ex.error());
 }
 
 bool RuntimeImpl::test(Execution& ex) {
+  const Entry entry(*this);
   if (!ex.finished()) progress();
   if (ex.failed()) throw Error(ex.error_code(), ex.error());
   return ex.finished();

@@ -2,11 +2,14 @@
 // bootstrap, the UCX rails, the world communicator and the progress loop.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <lanes/error.hpp>
 #include <lanes/runtime.hpp>
 
 #include "algos/cost_model.hpp"
@@ -72,6 +75,22 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   // Throws lanes::Error(finalized) after finalize().
   void check_alive() const;
 
+  // lanes is not thread-safe: every entry point that touches a runtime's state holds an Entry,
+  // and a thread entering while another is inside gets lanes::Error(invalid_argument) before
+  // anything happens. Entries nest on one thread.
+  class Entry {
+   public:
+    explicit Entry(RuntimeImpl& rt);
+    ~Entry() {
+      if (--rt_.entry_depth_ == 0) rt_.inside_.store(std::thread::id(), std::memory_order_release);
+    }
+    Entry(const Entry&) = delete;
+    Entry& operator=(const Entry&) = delete;
+
+   private:
+    RuntimeImpl& rt_;
+  };
+
  private:
   RuntimeImpl() = default;
   void init(std::unique_ptr<transport::Bootstrap> bootstrap);
@@ -93,9 +112,24 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   algos::MachineParams machine_;
   Rules rules_;
   std::uint32_t next_comm_id_ = 1;
-  bool started_ = false;  // init completed: finalize synchronises with the peers
+  bool started_ = false;                   // init completed: finalize synchronises with the peers
+  std::atomic<std::thread::id> inside_{};  // the thread inside lanes, if any (Entry)
+  int entry_depth_ = 0;
   bool finalized_ = false;
 };
+
+inline RuntimeImpl::Entry::Entry(RuntimeImpl& rt) : rt_(rt) {
+  const std::thread::id me = std::this_thread::get_id();
+  if (rt.inside_.load(std::memory_order_relaxed) != me) {
+    std::thread::id nobody;
+    if (!rt.inside_.compare_exchange_strong(nobody, me, std::memory_order_acquire)) {
+      throw Error(Errc::invalid_argument,
+                  "another thread is inside a lanes call on this runtime: lanes is not "
+                  "thread-safe; call it from one thread at a time (MPI_THREAD_SERIALIZED)");
+    }
+  }
+  ++rt.entry_depth_;
+}
 
 template <class Finished, class Stalled>
 void RuntimeImpl::wait_until(Finished&& finished, Stalled&& stalled, bool on_node) {

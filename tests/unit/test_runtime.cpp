@@ -715,6 +715,38 @@ TEST(Runtime, RepeatedSmallCallsOnOneNode) {
   }
 }
 
+// A second thread calling into a runtime while its first thread is inside a call is refused at
+// once, without side effects: the first call completes and the communicator stays usable.
+TEST(Runtime, SecondThreadInsideACallIsRefused) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", nullptr}};
+  run_ranks(2, [](int me, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    int value = me == 1 ? 42 : 7;
+    if (me == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rank 0 waits meanwhile
+      w.bcast(std::span(&value, 1), 1);
+    } else {
+      std::atomic<bool> entering{false};
+      std::thread other([&] {
+        while (!entering.load()) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        try {
+          w.barrier();
+          ADD_FAILURE() << "a second thread entered lanes while the first was inside";
+        } catch (const lanes::Error& e) {
+          EXPECT_EQ(e.code(), lanes::Errc::invalid_argument);
+          EXPECT_NE(std::string(e.what()).find("not thread-safe"), std::string::npos) << e.what();
+        }
+      });
+      entering = true;
+      w.bcast(std::span(&value, 1), 1);
+      other.join();
+    }
+    EXPECT_EQ(value, 42);
+    w.barrier();
+  });
+}
+
 // Three ranks as threads, each its own emulated node: everything over UCX on loopback, two rails.
 TEST(Runtime, ThreadsOnEmulatedNodesUseRails) {
   Env env{{"LANES_RAILS", "lo,lo"}, {"LANES_NODE_SIZE", "1"}};

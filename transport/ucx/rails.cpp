@@ -206,7 +206,9 @@ Rails::Rails(const RailOptions& options, int world_size)
 
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    // Serialized: the application's thread and the background progress thread both use the
+    // worker, never at once (every UCX call holds the rails' lock).
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
     ucp_worker_h worker = nullptr;
     check(ucp_worker_create(rail.context.get(), &wp, &worker), "ucp_worker_create" + where);
     rail.worker.reset(worker);
