@@ -114,6 +114,11 @@ CallCheck check_call(const Call& call, int rank, int size) {
         } else if (send.size() % p != 0) {
           err = "send holds " + std::to_string(send.size()) +
                 " bytes, not divisible into size() = " + std::to_string(p) + " equal blocks";
+        } else if (block % call.unit != 0) {
+          err = "send holds " + std::to_string(send.size() / call.unit) + " elements of " +
+                std::to_string(call.unit) +
+                " bytes, not divisible into size() = " + std::to_string(p) +
+                " blocks of whole elements";
         }
         break;
       case Collective::reduce:

@@ -24,6 +24,7 @@ struct Call {
   Datatype type = Datatype::uint8;  // reductions
   Op op = Op::sum;
   std::shared_ptr<const UserOpBytes> user_op = nullptr;  // reductions: a user one, not type/op
+  std::size_t unit = 1;  // typed alltoall: the element size its blocks hold whole
 };
 
 struct CallCheck {

@@ -26,6 +26,14 @@ Call make(Collective coll, int root, std::span<const std::byte> send, std::span<
   return Call{coll, root, send, recv, options};
 }
 
+// A typed alltoall: its blocks must hold whole elements of `unit` bytes.
+Call make_alltoall(std::span<const std::byte> send, std::span<std::byte> recv, std::size_t unit,
+                   const CallOptions& options) {
+  Call call{Collective::alltoall, 0, send, recv, options};
+  call.unit = unit;
+  return call;
+}
+
 Call make_reduction(Collective coll, int root, std::span<const std::byte> send,
                     std::span<std::byte> recv, Datatype type, Op op, const CallOptions& options) {
   Call call{coll, root, send, recv, options};
@@ -88,6 +96,10 @@ void Communicator::alltoall_bytes(std::span<const std::byte> send, std::span<std
                                   const CallOptions& o) {
   usable(impl_).run(make(Collective::alltoall, 0, send, recv, o));
 }
+void Communicator::alltoall_elements(std::span<const std::byte> send, std::span<std::byte> recv,
+                                     std::size_t unit, const CallOptions& o) {
+  usable(impl_).run(make_alltoall(send, recv, unit, o));
+}
 void Communicator::allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                    const CallOptions& o) {
   usable(impl_).run(make(Collective::allgather, 0, send, recv, o));
@@ -146,6 +158,10 @@ Request Communicator::igather_bytes(std::span<const std::byte> send, std::span<s
 Request Communicator::ialltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                       const CallOptions& o) {
   return start(impl_, make(Collective::alltoall, 0, send, recv, o));
+}
+Request Communicator::ialltoall_elements(std::span<const std::byte> send, std::span<std::byte> recv,
+                                         std::size_t unit, const CallOptions& o) {
+  return start(impl_, make_alltoall(send, recv, unit, o));
 }
 Request Communicator::iallgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                        const CallOptions& o) {
@@ -208,6 +224,11 @@ Plan Communicator::plan_gather_bytes(std::span<const std::byte> send, std::span<
 Plan Communicator::plan_alltoall_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                        const CallOptions& o) {
   return plan(impl_, make(Collective::alltoall, 0, send, recv, o));
+}
+Plan Communicator::plan_alltoall_elements(std::span<const std::byte> send,
+                                          std::span<std::byte> recv, std::size_t unit,
+                                          const CallOptions& o) {
+  return plan(impl_, make_alltoall(send, recv, unit, o));
 }
 Plan Communicator::plan_allgather_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
                                         const CallOptions& o) {

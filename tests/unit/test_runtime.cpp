@@ -715,6 +715,28 @@ TEST(Runtime, RepeatedSmallCallsOnOneNode) {
   }
 }
 
+// A typed alltoall's blocks hold whole elements: 5 uint32 on 2 ranks are an error (in every
+// form), the same 20 bytes as bytes are two blocks of 10.
+TEST(Runtime, TypedAlltoallBlocksHoldWholeElements) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", nullptr}};
+  run_ranks(2, [](int me, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    std::vector<std::uint32_t> send(5, 1), recv(5);
+    std::string what;
+    EXPECT_EQ(code_of([&] { w.alltoall(send, recv); }, &what), lanes::Errc::invalid_argument);
+    EXPECT_NE(what.find("5 elements of 4 bytes, not divisible into size() = 2"), std::string::npos)
+        << what;
+    EXPECT_EQ(code_of([&] { w.ialltoall(send, recv).wait(); }), lanes::Errc::invalid_argument);
+    EXPECT_EQ(code_of([&] { w.plan_alltoall(send, recv); }), lanes::Errc::invalid_argument);
+    w.alltoall_bytes(std::as_bytes(std::span(send)), std::as_writable_bytes(std::span(recv)));
+    // Both ranks send the same bytes: each receives its 10-byte block of them twice.
+    const auto* got = reinterpret_cast<const char*>(recv.data());
+    const auto* mine = reinterpret_cast<const char*>(send.data()) + 10 * me;
+    EXPECT_EQ(std::memcmp(got, mine, 10), 0);
+    EXPECT_EQ(std::memcmp(got + 10, mine, 10), 0);
+  });
+}
+
 // A second thread calling into a runtime while its first thread is inside a call is refused at
 // once, without side effects: the first call completes and the communicator stays usable.
 TEST(Runtime, SecondThreadInsideACallIsRefused) {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <ranges>
 #include <span>
 #include <string>
@@ -189,7 +190,7 @@ class Communicator {
   }
   template <ContiguousData S, ContiguousData R>
   void alltoall(const S& send, R&& recv, const CallOptions& options = {}) {
-    alltoall_bytes(readable(send), writable(recv), options);
+    alltoall_elements(readable(send), writable(recv), unit_of<S, R>(), options);
   }
   template <ContiguousData S, ContiguousData R>
   void allgather(const S& send, R&& recv, const CallOptions& options = {}) {
@@ -307,7 +308,7 @@ class Communicator {
   }
   template <ContiguousData S, ContiguousData R>
   Request ialltoall(const S& send, R&& recv, const CallOptions& options = {}) {
-    return ialltoall_bytes(readable(send), writable(recv), options);
+    return ialltoall_elements(readable(send), writable(recv), unit_of<S, R>(), options);
   }
   template <ContiguousData S, ContiguousData R>
   Request iallgather(const S& send, R&& recv, const CallOptions& options = {}) {
@@ -327,7 +328,7 @@ class Communicator {
   }
   template <ContiguousData S, ContiguousData R>
   Plan plan_alltoall(const S& send, R&& recv, const CallOptions& options = {}) {
-    return plan_alltoall_bytes(readable(send), writable(recv), options);
+    return plan_alltoall_elements(readable(send), writable(recv), unit_of<S, R>(), options);
   }
   template <ContiguousData S, ContiguousData R>
   Plan plan_allgather(const S& send, R&& recv, const CallOptions& options = {}) {
@@ -349,6 +350,18 @@ class Communicator {
   static std::span<const std::byte> readable(const R& r) {
     return std::as_bytes(std::span(std::ranges::data(r), std::ranges::size(r)));
   }
+  // A typed alltoall's blocks hold whole elements of both sides' types (checked with the other
+  // arguments, an invalid_argument error otherwise).
+  template <class S, class R>
+  static constexpr std::size_t unit_of() {
+    return std::lcm(sizeof(std::ranges::range_value_t<S>), sizeof(std::ranges::range_value_t<R>));
+  }
+  void alltoall_elements(std::span<const std::byte> send, std::span<std::byte> recv,
+                         std::size_t unit, const CallOptions& options);
+  Request ialltoall_elements(std::span<const std::byte> send, std::span<std::byte> recv,
+                             std::size_t unit, const CallOptions& options);
+  Plan plan_alltoall_elements(std::span<const std::byte> send, std::span<std::byte> recv,
+                              std::size_t unit, const CallOptions& options);
   template <class S, class R>
   static constexpr Datatype reduced_type() {
     using T = std::remove_cv_t<std::ranges::range_value_t<S>>;
