@@ -350,7 +350,23 @@ void RuntimeImpl::wait(Execution& ex) {
 
 bool RuntimeImpl::test(Execution& ex) {
   const Entry entry(*this);
-  if (!ex.finished()) progress();
+  if (!ex.finished()) {
+    // A program that polls with test() gets the liveness checks and LANES_TIMEOUT as wait()
+    // does, counted over polls that follow each other: a poll after a long pause (the program
+    // computing) starts the count anew, since nothing progresses lanes between its calls.
+    using clock = std::chrono::steady_clock;
+    const auto now = clock::now();
+    const bool moved = progress();
+    if (moved || now - test_.last_call > std::chrono::milliseconds(100)) {
+      test_.last_progress = now;
+    }
+    test_.last_call = now;
+    if (now >= test_.next_check) {
+      test_.next_check = now + std::chrono::milliseconds(100);
+      check_stalled(test_.last_progress);
+      progress();  // collects what the checks failed
+    }
+  }
   if (ex.failed()) throw Error(ex.error_code(), ex.error());
   return ex.finished();
 }

@@ -62,7 +62,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   void wait_until(Finished&& finished, Stalled&& stalled, bool on_node);
   // Why a wait gave up after LANES_TIMEOUT.
   std::string timeout_message() const;
-  // One progress pass; true when `ex` finished; throws lanes::Error if it failed.
+  // One progress pass; true when `ex` finished; throws lanes::Error if it failed. Polls that
+  // follow each other get wait()'s liveness checks and LANES_TIMEOUT.
   bool test(Execution& ex);
 
   // Communicator ids: every process keeps the next free id; a split takes the maximum over the
@@ -112,7 +113,10 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   algos::MachineParams machine_;
   Rules rules_;
   std::uint32_t next_comm_id_ = 1;
-  bool started_ = false;                   // init completed: finalize synchronises with the peers
+  bool started_ = false;  // init completed: finalize synchronises with the peers
+  struct TestClock {      // what test() knows of the polls so far
+    std::chrono::steady_clock::time_point last_call, last_progress, next_check;
+  } test_;
   std::atomic<std::thread::id> inside_{};  // the thread inside lanes, if any (Entry)
   int entry_depth_ = 0;
   bool finalized_ = false;

@@ -737,6 +737,32 @@ TEST(Runtime, TypedAlltoallBlocksHoldWholeElements) {
   });
 }
 
+// A program that polls a request with test() gets LANES_TIMEOUT as one that waits does: rank 1
+// never joins the broadcast, and rank 0's polls end in Errc::timeout.
+TEST(Runtime, PollingWithTestTimesOut) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", nullptr}, {"LANES_TIMEOUT", "1"}};
+  run_ranks(2, [](int me, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    if (me == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      return;
+    }
+    int value = 0;
+    lanes::Request r = w.ibcast(std::span(&value, 1), 1);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      while (!r.test()) {
+      }
+      ADD_FAILURE() << "the broadcast completed without its root";
+    } catch (const lanes::Error& e) {
+      EXPECT_EQ(e.code(), lanes::Errc::timeout) << e.what();
+    }
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(s, 5.0);  // LANES_TIMEOUT plus the checks' period, with room for a loaded machine
+  });
+}
+
 // A second thread calling into a runtime while its first thread is inside a call is refused at
 // once, without side effects: the first call completes and the communicator stays usable.
 TEST(Runtime, SecondThreadInsideACallIsRefused) {
