@@ -57,6 +57,10 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_TIMEOUT", "0",
        "Whole seconds a collective may go without any progress before it fails with a timeout "
        "error. 0: never."},
+      {"LANES_FINALIZE_TIMEOUT", "10",
+       "Whole seconds the closing synchronisation of Runtime destruction (and MPI_Finalize "
+       "under liblanes_mpi) waits for peers that do not arrive (a failed or stopped peer) "
+       "before it gives up and closes anyway; LANES_TIMEOUT when that is shorter. 0: never."},
       {"LANES_INFO", "0", "1: rank 0 prints the layout at start-up and each algorithm choice."},
       {"LANES_CALIBRATION", "",
        "Cost-model parameters (a file written by lanes-calibrate; rank 0's is used everywhere). "
@@ -181,6 +185,10 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (auto v = get("LANES_CHECK")) c.check = parse_bool("LANES_CHECK", *v);
   if (auto v = get("LANES_TIMEOUT")) {
     c.timeout_s = static_cast<double>(parse_int("LANES_TIMEOUT", *v, 0, 1L << 31));
+  }
+  if (auto v = get("LANES_FINALIZE_TIMEOUT")) {
+    c.finalize_timeout_s =
+        static_cast<double>(parse_int("LANES_FINALIZE_TIMEOUT", *v, 0, 1L << 31));
   }
   if (auto v = get("LANES_INFO")) c.info = static_cast<int>(parse_int("LANES_INFO", *v, 0, 2));
   if (auto v = get("LANES_CALIBRATION")) c.calibration = *v;

@@ -30,7 +30,8 @@ struct Config {
   std::string ucx_tls = "^sm";
   CmaMode cma = CmaMode::automatic;
   bool check = false;
-  double timeout_s = 0;  // 0: never
+  double timeout_s = 0;            // 0: never
+  double finalize_timeout_s = 10;  // the closing barrier's bound; 0: never
   int info = 0;
   std::string bcast_algorithm = "auto";
   std::string scatter_algorithm = "auto";

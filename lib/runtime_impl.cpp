@@ -153,6 +153,7 @@ RuntimeImpl::~RuntimeImpl() {
 
 void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   config_ = Config::from_environment();
+  timeout_s_ = config_.timeout_s;
   bootstrap_ = std::move(bootstrap);
   bootstrap_name_ = bootstrap_->name();
   transport::Bootstrap& boot = *bootstrap_;
@@ -309,8 +310,7 @@ bool RuntimeImpl::progress() {
 bool RuntimeImpl::check_stalled(std::chrono::steady_clock::time_point last_progress) {
   const auto now = std::chrono::steady_clock::now();
   const bool timed_out =
-      config_.timeout_s > 0 &&
-      std::chrono::duration<double>(now - last_progress).count() > config_.timeout_s;
+      timeout_s_ > 0 && std::chrono::duration<double>(now - last_progress).count() > timeout_s_;
   for (const auto& ex : active_) {
     ex->check_node_peers();
     if (timed_out) ex->abort(Errc::timeout, timeout_message());
@@ -319,7 +319,12 @@ bool RuntimeImpl::check_stalled(std::chrono::steady_clock::time_point last_progr
 }
 
 std::string RuntimeImpl::timeout_message() const {
-  return "no progress for " + std::to_string(config_.timeout_s) +
+  if (finalizing_) {
+    return "the closing synchronisation waited " +
+           std::to_string(static_cast<long long>(timeout_s_)) +
+           " s for peers (LANES_FINALIZE_TIMEOUT): a peer failed, stopped or skipped it";
+  }
+  return "no progress for " + std::to_string(static_cast<long long>(timeout_s_)) +
          " s (LANES_TIMEOUT): a peer may be stuck or not calling the same collective";
 }
 
@@ -418,6 +423,11 @@ void RuntimeImpl::finalize() noexcept {
   if (finalized_) return;
   // A last barrier so no peer still waits for data from us when the endpoints close.
   if (started_ && world_ && rails_) {
+    // Bounded: a peer that failed, or skipped the barrier after a failure of its own, must not
+    // keep this process from closing.
+    finalizing_ = true;
+    const double bound = config_.finalize_timeout_s;
+    if (bound > 0 && (timeout_s_ == 0 || bound < timeout_s_)) timeout_s_ = bound;
     try {
       world_->check_usable();
       const char mine = 0;

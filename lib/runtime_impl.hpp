@@ -114,6 +114,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   Rules rules_;
   std::uint32_t next_comm_id_ = 1;
   bool started_ = false;  // init completed: finalize synchronises with the peers
+  bool finalizing_ = false;
+  double timeout_s_ = 0;  // LANES_TIMEOUT, or the finalize bound while finalizing
   struct TestClock {      // what test() knows of the polls so far
     std::chrono::steady_clock::time_point last_call, last_progress, next_check;
   } test_;

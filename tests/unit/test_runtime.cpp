@@ -737,6 +737,26 @@ TEST(Runtime, TypedAlltoallBlocksHoldWholeElements) {
   });
 }
 
+// A runtime whose peer never comes to the closing synchronisation (it failed a call and skips
+// it) is destroyed within LANES_FINALIZE_TIMEOUT.
+TEST(Runtime, FinalizeIsBounded) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", nullptr}, {"LANES_FINALIZE_TIMEOUT", "1"}};
+  run_ranks(2, [](int me, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    std::uint32_t data[2] = {1, 2};
+    if (me == 0) {
+      w.bcast(std::span(data, 1), 0);  // fits the slot: rank 0 goes on unaware
+    } else {
+      EXPECT_THROW(w.bcast(std::span(data, 2), 0), lanes::Error);  // broken: skips the barrier
+    }
+    const auto start = std::chrono::steady_clock::now();
+    rt.finalize();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(s, 5.0) << "rank " << me;  // the bound plus the checks' period, on a loaded machine
+  });
+}
+
 // A program that polls a request with test() gets LANES_TIMEOUT as one that waits does: rank 1
 // never joins the broadcast, and rank 0's polls end in Errc::timeout.
 TEST(Runtime, PollingWithTestTimesOut) {
