@@ -3,6 +3,7 @@
 // the cache of prepared schedules.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include <lanes/communicator.hpp>
+#include <lanes/error.hpp>
 #include <span>
 
 #include "algos/layout.hpp"
@@ -21,6 +23,7 @@
 #include "lib/combine.hpp"
 #include "lib/scratch_pool.hpp"
 #include "transport/shm/channels.hpp"
+#include "transport/ucx/rails.hpp"
 
 namespace lanes::detail {
 
@@ -66,8 +69,16 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   // Collective over the listed ranks only; `exchange` allgathers over exactly them, in order.
   std::shared_ptr<CommImpl> group(std::span<const int> ranks, const ExchangeFn& exchange);
 
-  // After a failure the message numbering may be out of step with peers: refuse further use.
-  void mark_broken(const std::string& why);
+  // After a failure the message numbering may be out of step with peers: refuse further use,
+  // and revoke the communicator: the members on this node see it in the node's channels, those
+  // on other nodes get a control message; each of them fails what it waits for (in its stall
+  // checks) and refuses further use too. Only the first failure is told.
+  void revoke(Errc code, const std::string& why);
+  // Whether another member revoked this communicator (this one is then unusable too); `code`
+  // and `why` describe it. Cheap enough for every stall check.
+  bool revoked_by_peer(Errc& code, std::string& why);
+  // Posts the standing receive of other nodes' revocations (communicators spanning nodes).
+  void arm_revocation();
   void check_usable() const;
   void release() noexcept;  // drops shared memory (at finalize)
 
@@ -153,6 +164,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   CallCache call_cache_;              // in front of the selection and cache_
   std::shared_ptr<Execution> spare_;  // a finished, recycled execution for the next start
   std::string broken_;
+  Errc broken_code_ = Errc::peer_failure;
+  transport::RailRequest revocation_in_;           // another node's revocation, when armed
+  std::array<std::uint32_t, 2> revocation_msg_{};  // its code and the revoking rank
   mutable std::map<std::tuple<int, std::size_t, int, bool>, std::string> model_choices_;
 };
 

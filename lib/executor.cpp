@@ -290,13 +290,20 @@ bool Execution::advance(bool& progressed) {
     }
     if (st == transport::XferState::failed) {
       const int peer = prepared_->schedule.ops[id].peer;
-      bool dead = false;
+      bool dead = false, mismatch = false;
       if (const auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id])) {
         dead = s->peer_gone() || !comm_->channels()->peer_alive(s->peer());
+        mismatch = s->size_mismatch();
       } else {
         dead = comm_->runtime().rails().peer_failed(comm_->world_rank(peer));
+        if (const auto* r = std::get_if<transport::RailRequest>(&transfers_[id])) {
+          mismatch = r->size_mismatch();
+        } else if (const auto* parts = std::get_if<Striped>(&transfers_[id])) {
+          mismatch = std::any_of(parts->begin(), parts->end(),
+                                 [](const transport::RailRequest& p) { return p.size_mismatch(); });
+        }
       }
-      fail(id, dead ? Errc::peer_failure : Errc::transport, why);
+      fail(id, dead ? Errc::peer_failure : mismatch ? Errc::mismatch : Errc::transport, why);
       return true;
     }
     transfers_[id] = std::monostate{};
@@ -320,7 +327,13 @@ bool Execution::waits_on_node() const {
   });
 }
 
-void Execution::check_node_peers() {
+void Execution::check_peers() {
+  Errc code = Errc::peer_failure;
+  std::string why;
+  if (comm_->revoked_by_peer(code, why)) {
+    abort(code, why);
+    return;
+  }
   for (OpId id : running_) {
     const auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id]);
     if (s != nullptr && !comm_->channels()->peer_alive(s->peer())) {

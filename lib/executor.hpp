@@ -82,8 +82,9 @@ class Execution {
   const std::string& error() const { return error_; }
   // True when some running op is a shared-memory transfer (cannot be waited for on an fd).
   bool waits_on_node() const;
-  // Fails the execution if a local peer it waits for has exited.
-  void check_node_peers();
+  // Fails the execution if another member revoked its communicator or a local peer it waits
+  // for has exited.
+  void check_peers();
   // Fails the execution (timeout, shutdown).
   void abort(Errc code, std::string why);
   CommImpl& comm() const { return *comm_; }

@@ -102,7 +102,7 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
     const std::string message = "rank " + std::to_string(comm.rank()) + ": " +
                                 (op.kind == OpKind::send ? "send to rank " : "receive from rank ") +
                                 std::to_string(op.peer) + " (" + prepared.algorithm + "): " + text;
-    comm.mark_broken(message);
+    comm.revoke(code, message);
     throw Error(code, message);
   };
   if (failed == kMaxFlatOps && pending_count > 0) {
@@ -122,6 +122,9 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
           return pending_count == 0;
         },
         [&](bool timed_out) {
+          Errc code = Errc::peer_failure;
+          std::string revoked;
+          if (comm.revoked_by_peer(code, revoked)) throw Error(code, revoked);
           for (std::size_t k = 0; k < pending_count; ++k) {
             const int peer = transfers[pending[k]].peer();
             if (!channels.peer_alive(peer)) {
@@ -136,9 +139,10 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
   }
   if (failed != kMaxFlatOps) {
     const transport::ShmTransfer& t = transfers[failed];
-    fail(failed,
-         t.peer_gone() || !channels.peer_alive(t.peer()) ? Errc::peer_failure : Errc::transport,
-         why);
+    const Errc code = t.peer_gone() || !channels.peer_alive(t.peer()) ? Errc::peer_failure
+                      : t.size_mismatch()                             ? Errc::mismatch
+                                                                      : Errc::transport;
+    fail(failed, code, why);
   }
 }
 

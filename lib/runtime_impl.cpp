@@ -300,7 +300,7 @@ bool RuntimeImpl::progress() {
       continue;
     }
     progressed = true;
-    if (ex.failed()) ex.comm().mark_broken(ex.error());
+    if (ex.failed()) ex.comm().revoke(ex.error_code(), ex.error());
     active_[i] = std::move(active_.back());
     active_.pop_back();
   }
@@ -312,10 +312,20 @@ bool RuntimeImpl::check_stalled(std::chrono::steady_clock::time_point last_progr
   const bool timed_out =
       timeout_s_ > 0 && std::chrono::duration<double>(now - last_progress).count() > timeout_s_;
   for (const auto& ex : active_) {
-    ex->check_node_peers();
+    ex->check_peers();
     if (timed_out) ex->abort(Errc::timeout, timeout_message());
   }
   return timed_out;
+}
+
+void RuntimeImpl::send_control(int world_peer, std::uint64_t tag, std::uint32_t code,
+                               std::uint32_t rank) {
+  if (!rails_ || rails_->peer_failed(world_peer)) return;
+  control_payloads_.push_back({code, rank});
+  transport::RailRequest r =
+      rails_->send(0, world_peer, tag, control_payloads_.back().data(), sizeof(std::uint32_t) * 2);
+  std::string ignored;
+  if (r.test(ignored) == transport::XferState::pending) control_sends_.push_back(std::move(r));
 }
 
 std::string RuntimeImpl::timeout_message() const {
@@ -443,6 +453,8 @@ void RuntimeImpl::finalize() noexcept {
     if (auto c = w.lock()) c->release();
   }
   comms_.clear();
+  control_sends_.clear();  // UCX finishes or drops them with the endpoints
+  control_payloads_.clear();
   world_.reset();
   rails_.reset();
   bootstrap_.reset();

@@ -2,8 +2,10 @@
 // bootstrap, the UCX rails, the world communicator and the progress loop.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <thread>
@@ -62,6 +64,10 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   void wait_until(Finished&& finished, Stalled&& stalled, bool on_node);
   // Why a wait gave up after LANES_TIMEOUT.
   std::string timeout_message() const;
+  // Sends a control message (a revocation: the error's code and the revoking rank) to a world
+  // rank on the first rail without waiting; the runtime keeps the request and its payload until
+  // finalize. Peers known to have failed are skipped.
+  void send_control(int world_peer, std::uint64_t tag, std::uint32_t code, std::uint32_t rank);
   // One progress pass; true when `ex` finished; throws lanes::Error if it failed. Polls that
   // follow each other get wait()'s liveness checks and LANES_TIMEOUT.
   bool test(Execution& ex);
@@ -108,6 +114,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::shared_ptr<CommImpl> world_;
   std::vector<std::weak_ptr<CommImpl>> comms_;
   std::vector<std::shared_ptr<Execution>> active_;
+  std::deque<std::array<std::uint32_t, 2>> control_payloads_;  // stable while their sends run
+  std::vector<transport::RailRequest> control_sends_;
   std::vector<PeerRecord> peers_;
   ProgressMode progress_ = ProgressMode::spin;
   algos::MachineParams machine_;

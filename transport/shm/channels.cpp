@@ -29,6 +29,7 @@ struct alignas(kLine) Header {
   std::int32_t push_percent;
   std::uint64_t chunk;
   std::atomic<std::uint32_t> cma;
+  std::atomic<std::uint64_t> revoked;  // 0, or the first revocation (NodeChannels::revoke)
 };
 
 struct alignas(kLine) PeerEntry {
@@ -182,6 +183,21 @@ std::size_t NodeChannels::push_bytes(std::size_t bytes) const {
   return share / 4096 * 4096;
 }
 
+void NodeChannels::revoke(std::uint32_t code, std::uint32_t rank) {
+  std::uint64_t none = 0;
+  const std::uint64_t mine = (std::uint64_t{code} << 32) | (std::uint64_t{rank} + 1);
+  header_of(segment_.data())
+      ->revoked.compare_exchange_strong(none, mine, std::memory_order_acq_rel);
+}
+
+bool NodeChannels::revoked(std::uint32_t& code, std::uint32_t& rank) const {
+  const std::uint64_t v = header_of(segment_.data())->revoked.load(acq);
+  if (v == 0) return false;
+  code = static_cast<std::uint32_t>(v >> 32);
+  rank = static_cast<std::uint32_t>(v & 0xFFFFFFFFu) - 1;
+  return true;
+}
+
 ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, std::size_t bytes) {
   ShmTransfer t;
   t.ch_ = this;
@@ -259,6 +275,7 @@ XferState ShmTransfer::advance_send(std::string& error) {
         if (s->recv_posted.v.load(acq) != tag_) return XferState::pending;
         if (s->dst_bytes != bytes_) {  // never write past the receiver's buffer
           s->error.v.store(tag_, rel);
+          size_mismatch_ = true;
           return fail(error, "the receiver expects " + std::to_string(s->dst_bytes) +
                                  " bytes, not " + std::to_string(bytes_));
         }
@@ -318,6 +335,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         if (s->posted.v.load(acq) != tag_) return XferState::pending;
         if (s->bytes != bytes_) {
           s->error.v.store(tag_, rel);
+          size_mismatch_ = true;
           return fail(error, "a local peer sent " + std::to_string(s->bytes) + " bytes where " +
                                  std::to_string(bytes_) +
                                  " were expected (do all ranks pass the same sizes? "

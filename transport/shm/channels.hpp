@@ -41,6 +41,8 @@ class ShmTransfer {
   int peer() const { return peer_; }
   // After a failure: the other process no longer exists.
   bool peer_gone() const { return peer_gone_; }
+  // After a failure: the two sides' sizes differ.
+  bool size_mismatch() const { return size_mismatch_; }
 
  private:
   friend class NodeChannels;
@@ -69,6 +71,7 @@ class ShmTransfer {
   std::size_t chunk_index_ = 0;
   Step step_ = Step::wait_slot;
   bool peer_gone_ = false;
+  bool size_mismatch_ = false;
   XferState state_ = XferState::pending;
   std::string error_;
 };
@@ -94,6 +97,11 @@ class NodeChannels {
   int local_size() const { return geometry_.local_size; }
   pid_t pid_of(int local) const;
   bool peer_alive(int local) const;
+
+  // Revocation: a member whose call failed records the error's code and its rank (the first
+  // revocation stays); every member of the node reads it while it waits.
+  void revoke(std::uint32_t code, std::uint32_t rank);
+  bool revoked(std::uint32_t& code, std::uint32_t& rank) const;
 
   // Message number `msg` (0, 1, 2, ... per ordered pair) to/from local rank `peer`.
   ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes);

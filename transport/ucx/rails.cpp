@@ -89,6 +89,8 @@ RailRequest& RailRequest::operator=(RailRequest&& o) noexcept {
     expected_ = o.expected_;
     state_ = o.state_;
     status_ = o.status_;
+    size_mismatch_ = o.size_mismatch_;
+    counted_ = o.counted_;
     o.req_ = nullptr;
   }
   return *this;
@@ -104,10 +106,14 @@ void RailRequest::release() noexcept {
   forget();  // UCX releases a still-running request when it completes
 }
 
+bool RailRequest::peer_lost() const {
+  return rails_ != nullptr && peer_ >= 0 && rails_->failed(peer_);
+}
+
 void RailRequest::forget() noexcept {
   ucp_request_free(req_);
   req_ = nullptr;
-  if (rails_ != nullptr) {
+  if (rails_ != nullptr && counted_) {
     --rails_->rails_[rail_].in_flight;
     --rails_->in_flight_;
   }
@@ -118,8 +124,7 @@ XferState RailRequest::test(std::string& error) {
   if (rails_ != nullptr) lock = rails_->use();
   if (state_ != XferState::pending) {
     if (state_ == XferState::failed) {
-      error = rails_ != nullptr && rails_->failed(peer_) ? rails_->failure_text(peer_)
-                                                         : ucs_error_text(status_);
+      error = peer_lost() ? rails_->failure_text(peer_) : ucs_error_text(status_);
     }
     return state_;
   }
@@ -134,7 +139,7 @@ XferState RailRequest::test(std::string& error) {
       st = ucp_request_check_status(req_);
     }
     if (st == UCS_INPROGRESS) {
-      if (rails_ != nullptr && rails_->failed(peer_)) {
+      if (peer_lost()) {
         error = rails_->failure_text(peer_);
         state_ = XferState::failed;
         status_ = UCS_ERR_CONNECTION_RESET;
@@ -149,15 +154,17 @@ XferState RailRequest::test(std::string& error) {
   status_ = st;
   if (st != UCS_OK) {
     state_ = XferState::failed;
+    size_mismatch_ = st == UCS_ERR_MESSAGE_TRUNCATED;
     error = st == UCS_ERR_MESSAGE_TRUNCATED
                 ? "received a larger message than the " + std::to_string(expected_) +
                       " bytes expected (do all ranks pass the same sizes? LANES_CHECK=1 tells)"
                 : ucs_error_text(st);
-    if (rails_ != nullptr && rails_->failed(peer_)) error = rails_->failure_text(peer_);
+    if (peer_lost()) error = rails_->failure_text(peer_);
     return state_;
   }
   if (is_recv_ && received != expected_) {
     state_ = XferState::failed;
+    size_mismatch_ = true;
     error = "received " + std::to_string(received) + " bytes where " + std::to_string(expected_) +
             " were expected (do all ranks pass the same sizes? LANES_CHECK=1 tells)";
     return state_;
@@ -393,6 +400,31 @@ RailRequest Rails::post(bool is_recv, std::size_t rail, int peer, std::uint64_t 
     r.req_ = req;
     ++rails_[rail].in_flight;
     ++in_flight_;
+  }
+  return r;
+}
+
+RailRequest Rails::recv_any(std::size_t rail, std::uint64_t tag, std::uint64_t ignore, void* data,
+                            std::size_t bytes) {
+  RailRequest r;
+  r.rails_ = this;
+  r.is_recv_ = true;
+  r.worker_ = rails_[rail].worker.get();
+  r.rail_ = rail;
+  r.expected_ = bytes;
+  const auto lock = use();
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+  param.datatype = ucp_dt_make_contig(1);
+  void* req = ucp_tag_recv_nbx(r.worker_, data, bytes, tag, ~ignore, &param);
+  if (UCS_PTR_IS_ERR(req)) {
+    r.state_ = XferState::failed;
+    r.status_ = UCS_PTR_STATUS(req);
+  } else if (req == nullptr) {
+    r.state_ = XferState::done;
+  } else {
+    r.req_ = req;  // not counted in flight: a standing receive, found by the sweeps
+    r.counted_ = false;
   }
   return r;
 }

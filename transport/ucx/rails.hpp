@@ -43,11 +43,16 @@ class RailRequest {
 
   // Polls (does not progress the worker). On failure `error` says why.
   XferState test(std::string& error);
+  // After a failure: the message's size was not the one expected.
+  bool size_mismatch() const { return size_mismatch_; }
+  // Posted at all (not default-constructed).
+  bool armed() const { return rails_ != nullptr; }
 
  private:
   friend class Rails;
   void release() noexcept;
   void forget() noexcept;  // frees req_ (done or left to UCX) and counts it off its rail
+  bool peer_lost() const;  // the peer (if a single one) failed; with the rails' lock held
   void* req_ = nullptr;    // UCX request, nullptr once completed and freed
   ucp_worker_h worker_ = nullptr;
   std::size_t rail_ = 0;
@@ -57,6 +62,8 @@ class RailRequest {
   std::size_t expected_ = 0;
   XferState state_ = XferState::pending;
   ucs_status_t status_ = UCS_OK;
+  bool size_mismatch_ = false;
+  bool counted_ = true;  // in its rail's in_flight while req_ is set
 };
 
 class Rails {
@@ -89,6 +96,9 @@ class Rails {
   RailRequest send(std::size_t rail, int peer, std::uint64_t tag, const void* data,
                    std::size_t bytes);
   RailRequest recv(std::size_t rail, int peer, std::uint64_t tag, void* data, std::size_t bytes);
+  // A receive of a message from any peer whose tag matches `tag` outside the `ignore` bits.
+  RailRequest recv_any(std::size_t rail, std::uint64_t tag, std::uint64_t ignore, void* data,
+                       std::size_t bytes);
 
   // Progresses the workers of the rails with requests in flight, and every 32nd call all of
   // them (for messages that arrive before their receive, and UCX's own housekeeping); returns
