@@ -1,7 +1,10 @@
 #include "lib/executor.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -248,8 +251,37 @@ void Execution::complete(OpId id) {
   }
 }
 
+void Execution::drain_receives() {
+  // A matched receive cannot be cancelled: UCX goes on writing its message into the caller's
+  // buffer. Cancel the others and wait for those (bounded: a dead sender fails them) so that
+  // nothing writes there once the call has returned.
+  std::vector<transport::RailRequest*> pending;
+  for (auto& t : transfers_) {
+    if (auto* r = std::get_if<transport::RailRequest>(&t)) {
+      if (r->cancel()) pending.push_back(r);
+    } else if (auto* parts = std::get_if<Striped>(&t)) {
+      for (auto& part : *parts) {
+        if (part.cancel()) pending.push_back(&part);
+      }
+    }
+  }
+  if (pending.empty()) return;
+  transport::Rails& rails = comm_->runtime().rails();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string ignored;
+  while (std::chrono::steady_clock::now() < deadline) {
+    rails.progress();
+    std::erase_if(pending, [&](transport::RailRequest* r) {
+      return r->test(ignored) != transport::XferState::pending;
+    });
+    if (pending.empty()) return;
+    sched_yield();
+  }
+}
+
 void Execution::fail(OpId id, Errc code, const std::string& why) {
   if (failed_) return;
+  drain_receives();
   failed_ = true;
   error_code_ = code;
   const Op& op = prepared_->schedule.ops[id];
@@ -263,6 +295,7 @@ void Execution::fail(OpId id, Errc code, const std::string& why) {
 
 void Execution::abort(Errc code, std::string why) {
   if (failed_) return;
+  drain_receives();
   failed_ = true;
   error_code_ = code;
   error_ = "rank " + std::to_string(comm_->rank()) + " (" + prepared_->algorithm + "): " + why;

@@ -102,6 +102,7 @@ class Execution {
   Transfer start_off_node(const algos::Op& op, std::byte* data, std::size_t bytes);
   void complete(algos::OpId id);
   void fail(algos::OpId id, Errc code, const std::string& why);
+  void drain_receives();  // before a failure returns: no rail writes into the buffers after
 
   std::shared_ptr<CommImpl> comm_;
   std::shared_ptr<const PreparedSchedule> prepared_;

@@ -62,7 +62,8 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
     recv_base[i] = comm.claim_node_recvs(peer, count);
   }
 
-  transport::NodeChannels& channels = *comm.channels();
+  // Null when this rank is alone on its node: its schedule then holds copies only.
+  transport::NodeChannels* channels = comm.channels();
   // Reused from call to call: an array of kMaxFlatOps fresh transfers would cost more to clear
   // than the messages take.
   thread_local std::vector<transport::ShmTransfer> transfers;
@@ -78,9 +79,9 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
     if (op.kind == OpKind::copy) continue;
     const int peer = comm.layout().local_rank_of[static_cast<std::size_t>(op.peer)];
     transfers[i] = op.kind == OpKind::send
-                       ? channels.send(peer, base_of(prepared.node_sends, send_base, peer) + op.msg,
+                       ? channels->send(peer, base_of(prepared.node_sends, send_base, peer) + op.msg,
                                        address(op.src), op.src.bytes)
-                       : channels.recv(peer, base_of(prepared.node_recvs, recv_base, peer) + op.msg,
+                       : channels->recv(peer, base_of(prepared.node_recvs, recv_base, peer) + op.msg,
                                        address(op.dst), op.dst.bytes);
     const XferState st = transfers[i].test(why);
     if (st == XferState::failed) {
@@ -127,9 +128,9 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
           if (comm.revoked_by_peer(code, revoked)) throw Error(code, revoked);
           for (std::size_t k = 0; k < pending_count; ++k) {
             const int peer = transfers[pending[k]].peer();
-            if (!channels.peer_alive(peer)) {
+            if (!channels->peer_alive(peer)) {
               fail(pending[k], Errc::peer_failure,
-                   "the process (pid " + std::to_string(channels.pid_of(peer)) +
+                   "the process (pid " + std::to_string(channels->pid_of(peer)) +
                        ") of this node's local rank " + std::to_string(peer) + " has exited");
             }
           }
@@ -139,7 +140,7 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
   }
   if (failed != kMaxFlatOps) {
     const transport::ShmTransfer& t = transfers[failed];
-    const Errc code = t.peer_gone() || !channels.peer_alive(t.peer()) ? Errc::peer_failure
+    const Errc code = t.peer_gone() || !channels->peer_alive(t.peer()) ? Errc::peer_failure
                       : t.size_mismatch()                             ? Errc::mismatch
                                                                       : Errc::transport;
     fail(failed, code, why);

@@ -168,9 +168,8 @@ int raise_error(MPI_Comm comm, const char* function) {
     throw;
   } catch (const lanes::Error& e) {
     what = e.what();
-    if (e.code() == lanes::Errc::invalid_argument || e.code() == lanes::Errc::mismatch) {
-      code = MPI_ERR_ARG;
-    }
+    if (e.code() == lanes::Errc::invalid_argument) code = MPI_ERR_ARG;
+    if (e.code() == lanes::Errc::mismatch) code = MPI_ERR_TRUNCATE;  // sizes that differ
   } catch (const std::exception& e) {
     what = e.what();
   }

@@ -96,6 +96,15 @@ RailRequest& RailRequest::operator=(RailRequest&& o) noexcept {
   return *this;
 }
 
+bool RailRequest::cancel() {
+  if (req_ == nullptr || !is_recv_) return false;
+  std::unique_lock<std::mutex> lock;
+  if (rails_ != nullptr) lock = rails_->use();
+  if (ucp_request_check_status(req_) != UCS_INPROGRESS) return false;
+  ucp_request_cancel(worker_, req_);
+  return true;
+}
+
 void RailRequest::release() noexcept {
   if (req_ == nullptr) return;
   std::unique_lock<std::mutex> lock;
@@ -104,6 +113,11 @@ void RailRequest::release() noexcept {
     ucp_request_cancel(worker_, req_);
   }
   forget();  // UCX releases a still-running request when it completes
+}
+
+std::string RailRequest::truncated_text() const {
+  return "received a larger message than the " + std::to_string(expected_) +
+         " bytes expected (do all ranks pass the same sizes? LANES_CHECK=1 tells)";
 }
 
 bool RailRequest::peer_lost() const {
@@ -124,7 +138,9 @@ XferState RailRequest::test(std::string& error) {
   if (rails_ != nullptr) lock = rails_->use();
   if (state_ != XferState::pending) {
     if (state_ == XferState::failed) {
-      error = peer_lost() ? rails_->failure_text(peer_) : ucs_error_text(status_);
+      error = peer_lost()                            ? rails_->failure_text(peer_)
+              : status_ == UCS_ERR_MESSAGE_TRUNCATED ? truncated_text()
+                                                     : ucs_error_text(status_);
     }
     return state_;
   }
@@ -155,10 +171,7 @@ XferState RailRequest::test(std::string& error) {
   if (st != UCS_OK) {
     state_ = XferState::failed;
     size_mismatch_ = st == UCS_ERR_MESSAGE_TRUNCATED;
-    error = st == UCS_ERR_MESSAGE_TRUNCATED
-                ? "received a larger message than the " + std::to_string(expected_) +
-                      " bytes expected (do all ranks pass the same sizes? LANES_CHECK=1 tells)"
-                : ucs_error_text(st);
+    error = st == UCS_ERR_MESSAGE_TRUNCATED ? truncated_text() : ucs_error_text(st);
     if (peer_lost()) error = rails_->failure_text(peer_);
     return state_;
   }
@@ -389,11 +402,15 @@ RailRequest Rails::post(bool is_recv, std::size_t rail, int peer, std::uint64_t 
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   param.datatype = ucp_dt_make_contig(1);
+  // A receive always returns a request, even when its message was there already, so that
+  // test() learns the message's length from it (a smaller message is a mismatch too).
+  if (is_recv) param.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   void* req = is_recv ? ucp_tag_recv_nbx(r.worker_, data, bytes, tag, ~std::uint64_t{0}, &param)
                       : ucp_tag_send_nbx(ep, data, bytes, tag, &param);
   if (UCS_PTR_IS_ERR(req)) {
     r.state_ = XferState::failed;
     r.status_ = UCS_PTR_STATUS(req);
+    r.size_mismatch_ = r.status_ == UCS_ERR_MESSAGE_TRUNCATED;
   } else if (req == nullptr) {
     r.state_ = XferState::done;  // completed in place
   } else {
@@ -420,6 +437,7 @@ RailRequest Rails::recv_any(std::size_t rail, std::uint64_t tag, std::uint64_t i
   if (UCS_PTR_IS_ERR(req)) {
     r.state_ = XferState::failed;
     r.status_ = UCS_PTR_STATUS(req);
+    r.size_mismatch_ = r.status_ == UCS_ERR_MESSAGE_TRUNCATED;
   } else if (req == nullptr) {
     r.state_ = XferState::done;
   } else {

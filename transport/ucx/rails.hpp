@@ -47,13 +47,18 @@ class RailRequest {
   bool size_mismatch() const { return size_mismatch_; }
   // Posted at all (not default-constructed).
   bool armed() const { return rails_ != nullptr; }
+  // Asks UCX to cancel a pending receive; true if it was pending. A receive whose message was
+  // matched already goes on until it is complete: test() it (progressing the worker) until it
+  // is not pending before its buffer may go away.
+  bool cancel();
 
  private:
   friend class Rails;
   void release() noexcept;
   void forget() noexcept;  // frees req_ (done or left to UCX) and counts it off its rail
   bool peer_lost() const;  // the peer (if a single one) failed; with the rails' lock held
-  void* req_ = nullptr;    // UCX request, nullptr once completed and freed
+  std::string truncated_text() const;
+  void* req_ = nullptr;  // UCX request, nullptr once completed and freed
   ucp_worker_h worker_ = nullptr;
   std::size_t rail_ = 0;
   Rails* rails_ = nullptr;
