@@ -78,11 +78,12 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
     const Op& op = ops[i];
     if (op.kind == OpKind::copy) continue;
     const int peer = comm.layout().local_rank_of[static_cast<std::size_t>(op.peer)];
-    transfers[i] = op.kind == OpKind::send
-                       ? channels->send(peer, base_of(prepared.node_sends, send_base, peer) + op.msg,
-                                       address(op.src), op.src.bytes)
-                       : channels->recv(peer, base_of(prepared.node_recvs, recv_base, peer) + op.msg,
-                                       address(op.dst), op.dst.bytes);
+    transfers[i] =
+        op.kind == OpKind::send
+            ? channels->send(peer, base_of(prepared.node_sends, send_base, peer) + op.msg,
+                             address(op.src), op.src.bytes)
+            : channels->recv(peer, base_of(prepared.node_recvs, recv_base, peer) + op.msg,
+                             address(op.dst), op.dst.bytes);
     const XferState st = transfers[i].test(why);
     if (st == XferState::failed) {
       failed = i;
@@ -125,7 +126,10 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
         [&](bool timed_out) {
           Errc code = Errc::peer_failure;
           std::string revoked;
-          if (comm.revoked_by_peer(code, revoked)) throw Error(code, revoked);
+          if (comm.revoked_by_peer(code, revoked)) {
+            throw Error(code, "rank " + std::to_string(comm.rank()) + " (" + prepared.algorithm +
+                                  "): " + revoked);
+          }
           for (std::size_t k = 0; k < pending_count; ++k) {
             const int peer = transfers[pending[k]].peer();
             if (!channels->peer_alive(peer)) {
@@ -141,8 +145,8 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
   if (failed != kMaxFlatOps) {
     const transport::ShmTransfer& t = transfers[failed];
     const Errc code = t.peer_gone() || !channels->peer_alive(t.peer()) ? Errc::peer_failure
-                      : t.size_mismatch()                             ? Errc::mismatch
-                                                                      : Errc::transport;
+                      : t.size_mismatch()                              ? Errc::mismatch
+                                                                       : Errc::transport;
     fail(failed, code, why);
   }
 }

@@ -1,7 +1,9 @@
 // One rank dies (SIGKILL) in the middle of a stream of broadcasts; every survivor must get a
-// lanes::Error within a bounded time instead of hanging. Prints one line per survivor:
+// lanes::Error within a bounded time instead of hanging, then an error from its next call at
+// once, and must finalize within 10 s. Prints two lines per survivor:
 //   kill_check: rank R got <code> after T ms: <message>
-// and exits 0 when the error came within the bound, 1 otherwise.
+//   kill_check: rank R: next call failed after T ms, finalize took S s
+// and exits 0 when all of it came within the bounds, 1 otherwise.
 //
 //   kill_check [--victim R] [--after-ms 300] [--bound-s 30] [--bytes 67108864]
 #include <signal.h>
@@ -66,11 +68,27 @@ int main(int argc, char** argv) {
     }
   } catch (const lanes::Error& e) {
     const double late_ms = std::chrono::duration<double, std::milli>(wall::now() - kill_at).count();
-    const bool in_time = late_ms <= bound_s * 1000;
+    bool in_time = late_ms <= bound_s * 1000;
     std::printf("kill_check: rank %d got '%s' %.0f ms after the kill (%s, %ld rounds): %s\n",
                 world.rank(), lanes::to_string(e.code()), late_ms, in_time ? "in time" : "LATE",
                 rounds, e.what());
+    // A survivor that carries on: its next call fails at once, and it finalizes in a bound.
+    const auto again = wall::now();
+    bool second = false;
+    try {
+      world.bcast(data, 0);
+    } catch (const lanes::Error&) {
+      second = true;
+    }
+    const double again_ms = std::chrono::duration<double, std::milli>(wall::now() - again).count();
+    const int me = world.rank();
+    const auto closing = wall::now();
+    rt.finalize();
+    const double closing_s = std::chrono::duration<double>(wall::now() - closing).count();
+    const bool ok = second && again_ms < 1000 && closing_s < 10;
+    std::printf("kill_check: rank %d: next call %s after %.1f ms, finalize took %.2f s%s\n", me,
+                second ? "failed" : "SUCCEEDED", again_ms, closing_s, ok ? "" : ": LATE");
     std::fflush(stdout);
-    return in_time ? 0 : 1;
+    return in_time && ok ? 0 : 1;
   }
 }

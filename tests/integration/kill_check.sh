@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One rank is killed with SIGKILL in the middle of 64 MiB broadcasts: every survivor must report a
-# lanes::Error within the bound, and /dev/shm must hold nothing of lanes afterwards.
+# lanes::Error within the bound, fail its next call at once and finalize, and /dev/shm must hold
+# nothing of lanes afterwards.
 #   kill_check.sh PROGRAM NP NODE_SIZE VICTIM     (KILL_CHECK_ARGS: more kill_check options)
 set -u
 prog=$1 np=$2 node_size=$3 victim=$4
@@ -14,6 +15,12 @@ survivors=$(echo "$out" | grep -c "after the kill")
 if [ "$survivors" -ne $((np - 1)) ]; then
   echo "$out"
   echo "FAIL: $survivors of $((np - 1)) survivors reported an error"
+  exit 1
+fi
+finished=$(echo "$out" | grep -c "finalize took")
+if [ "$finished" -ne $((np - 1)) ]; then
+  echo "$out"
+  echo "FAIL: $finished of $((np - 1)) survivors went on to a second call and finalized"
   exit 1
 fi
 # The victim's death makes mpirun's own exit code non-zero: judge by what the survivors print.
