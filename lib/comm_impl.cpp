@@ -399,6 +399,8 @@ struct Signature {
   std::uint8_t op;
   std::uint8_t user;   // reductions: 0 a predefined operation, 1 a commutative user one, 2 another
   std::uint64_t elem;  // reductions with a user operation: its element size
+  std::int32_t lanes;  // CallOptions::lanes and first_rail
+  std::int32_t first_rail;
   char algorithm[32];
 };
 
@@ -418,6 +420,9 @@ std::string describe_call(const Signature& s) {
   } else if (algos::is_reduction(coll)) {
     text += std::string(to_string(static_cast<Op>(s.op))) + " of " +
             to_string(static_cast<Datatype>(s.type)) + ", ";
+  }
+  if (s.lanes != 0 || s.first_rail != 0) {
+    text += std::to_string(s.lanes) + " lanes from rail " + std::to_string(s.first_rail) + ", ";
   }
   return text + "algorithm " + s.algorithm + ")";
 }
@@ -440,6 +445,8 @@ void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& loc
     mine.op = static_cast<std::uint8_t>(call.op);
   }
   mine.has_error = local_error.empty() ? 0 : 1;
+  mine.lanes = call.options.lanes;
+  mine.first_rail = call.options.first_rail;
   std::snprintf(mine.algorithm, sizeof mine.algorithm, "%s", algorithm.c_str());
   std::vector<Signature> all(static_cast<std::size_t>(size()));
   exchange(&mine, all.data(), sizeof mine);
@@ -456,7 +463,8 @@ void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& loc
   for (int r = 1; r < size(); ++r) {
     const Signature& s = all[static_cast<std::size_t>(r)];
     if (s.coll != ref.coll || s.root != ref.root || s.bytes != ref.bytes || s.type != ref.type ||
-        s.op != ref.op || s.user != ref.user || s.elem != ref.elem ||
+        s.op != ref.op || s.user != ref.user || s.elem != ref.elem || s.lanes != ref.lanes ||
+        s.first_rail != ref.first_rail ||
         std::strncmp(s.algorithm, ref.algorithm, sizeof s.algorithm) != 0) {
       const bool kinds = s.coll == ref.coll && (s.user == 0) != (ref.user == 0);
       throw Error(
@@ -483,16 +491,25 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
       return prepared;
     }
   }
-  const algos::Layout& layout = layout_with_lanes(call.options.lanes, call.options.first_rail);
   // A non-commutative operation: combined in rank order only.
   const bool rank_order = shape.user == 2;
-  const std::string algorithm =
-      choose_algorithm(call.coll, block, call.options, layout, rank_order);
+  const algos::Layout* layout = nullptr;
+  std::string algorithm;
+  std::string error = err;
+  try {
+    layout = &layout_with_lanes(call.options.lanes, call.options.first_rail);
+    algorithm = choose_algorithm(call.coll, block, call.options, *layout, rank_order);
+  } catch (const Error& e) {
+    // An unknown algorithm or a bad lane count: with LANES_CHECK agreed like the others.
+    if (!runtime_->config().check || e.code() != Errc::invalid_argument) throw;
+    if (error.empty()) error = std::string(algos::to_string(call.coll)) + ": " + e.what();
+    algorithm = call.options.algorithm;
+  }
   prepared.call.options.algorithm = algorithm;
-  if (!err.empty()) {
+  if (!error.empty()) {
     // Without LANES_CHECK only this rank knows; with it, every rank fails at start().
-    if (!runtime_->config().check) throw Error(Errc::invalid_argument, err);
-    prepared.error = err;  // every rank learns of it at start()
+    if (!runtime_->config().check) throw Error(Errc::invalid_argument, error);
+    prepared.error = error;  // every rank learns of it at start()
     return prepared;
   }
   const bool barrier = call.coll == Collective::barrier;
@@ -503,7 +520,7 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
     // In rank order toward rank 0 only: reduce there, then send on to the root.
     const algos::Algorithm* algo = algos::find_algorithm(call.coll, algorithm);
     const bool reroot = rank_order && call.coll == Collective::reduce && algo != nullptr &&
-                        algo->rank_order != nullptr && !algo->rank_order(layout, call.root);
+                        algo->rank_order != nullptr && !algo->rank_order(*layout, call.root);
     schedule = schedule_for(call.coll, shape.root, block, algorithm, call.options.lanes,
                             call.options.first_rail, shape.elem, reroot);
   }

@@ -75,6 +75,33 @@ int main() {
       },
       me);
   ++cases;
+  expect_error(
+      "unknown algorithm on one rank", lanes::Errc::invalid_argument, "rank 1",
+      [&] {
+        lanes::CallOptions o;
+        if (me == 1) o.algorithm = "telepathy";
+        world.bcast(data, 0, o);
+      },
+      me);
+  ++cases;
+  expect_error(
+      "bad lane count on one rank", lanes::Errc::invalid_argument, "rank 2",
+      [&] {
+        lanes::CallOptions o;
+        if (me == 2) o.lanes = 1000;
+        world.bcast(data, 0, o);
+      },
+      me);
+  ++cases;
+  expect_error(
+      "lane count mismatch", lanes::Errc::mismatch, "lanes",
+      [&] {
+        lanes::CallOptions o;
+        o.lanes = me == 1 ? 1 : 2;
+        world.bcast(data, 0, o);
+      },
+      me);
+  ++cases;
 
   // Still usable: a correct broadcast afterwards.
   std::vector<int> ok(4096, me == 0 ? 42 : -1);
