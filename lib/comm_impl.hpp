@@ -56,6 +56,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   transport::NodeChannels* channels() { return channels_.get(); }
   bool cma() const { return channels_ ? channels_->cma() : cma_; }
   ScratchPool& scratch_pool() { return scratch_pool_; }
+  // The transfers of a flat node schedule's run (one at a time: a runtime has one thread inside).
+  std::vector<transport::ShmTransfer>& flat_transfers() { return flat_transfers_; }
 
   // Claims the next collective sequence number and `count` message numbers to each local peer.
   std::uint32_t next_seq() { return seq_++; }
@@ -153,6 +155,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::uint32_t seq_ = 0;
   std::unique_ptr<transport::NodeChannels> channels_;
   ScratchPool scratch_pool_;
+  std::vector<transport::ShmTransfer> flat_transfers_;
   bool cma_ = false;
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;

@@ -66,7 +66,7 @@ void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, co
   transport::NodeChannels* channels = comm.channels();
   // Reused from call to call: an array of kMaxFlatOps fresh transfers would cost more to clear
   // than the messages take.
-  thread_local std::vector<transport::ShmTransfer> transfers;
+  std::vector<transport::ShmTransfer>& transfers = comm.flat_transfers();
   transfers.clear();
   transfers.resize(ops.size());
   std::array<std::uint8_t, kMaxFlatOps> pending;  // indices into ops
