@@ -29,8 +29,9 @@ CommImpl::CommImpl(std::shared_ptr<RuntimeImpl> runtime, algos::Layout layout, i
 
 // ---------------------------------------------------------------------------------------------
 // Node shared memory: the node's first rank creates the segment and lays out the channels; the
-// name travels through `exchange`; everyone maps it and says so; then the name is removed, so
-// nothing stays in /dev/shm whatever happens later.
+// name travels through `exchange`; everyone maps it and says so; then every local rank removes
+// the name (or removes it when the set-up fails), so nothing stays in /dev/shm whatever happens
+// later, even when the first rank dies in between.
 namespace {
 constexpr std::size_t kNameBytes = 64;
 }
@@ -60,8 +61,15 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
   if (channels_) channels_->publish_self();
   char dummy = 0;
   std::vector<char> sink(static_cast<std::size_t>(exchange_size));
-  exchange(&dummy, sink.data(), 1);
-  if (leader) channels_->unlink();
+  try {
+    exchange(&dummy, sink.data(), 1);
+  } catch (...) {
+    if (channels_) channels_->unlink();  // a peer failed in the set-up: leave /dev/shm clean
+    throw;
+  }
+  // Every local rank removes the name (the first one does it): one that dies here does not
+  // leave the segment behind.
+  if (channels_) channels_->unlink();
   if (probe_cma) {
     if (channels_) channels_->probe_cma();
     exchange(&dummy, sink.data(), 1);

@@ -117,6 +117,22 @@ TEST(ShmSegment, CreatorUnlinksOnDestruction) {
   EXPECT_FALSE(in_dev_shm(name));
 }
 
+// A process that attached may remove the name itself (the creator may be gone); the creator's
+// own unlink afterwards is harmless, and an attacher never unlinks on destruction.
+TEST(ShmSegment, AttacherMayUnlink) {
+  ShmSegment seg = ShmSegment::create(4096);
+  const std::string name = seg.name();
+  { ShmSegment kept = ShmSegment::attach(name, 4096); }
+  EXPECT_TRUE(in_dev_shm(name));
+  ShmSegment other = ShmSegment::attach(name, 4096);
+  other.unlink();
+  EXPECT_FALSE(in_dev_shm(name));
+  static_cast<char*>(seg.data())[7] = 9;
+  EXPECT_EQ(static_cast<char*>(other.data())[7], 9);
+  seg.unlink();
+  EXPECT_FALSE(in_dev_shm(name));
+}
+
 TEST(ShmSegment, TooLargeIsAClearError) {
   try {
     ShmSegment::create(std::size_t{1} << 50);

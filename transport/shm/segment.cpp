@@ -138,7 +138,8 @@ ShmSegment ShmSegment::attach(const std::string& name, std::size_t bytes) {
   seg.name_ = name;
   seg.base_ = base;
   seg.bytes_ = bytes;
-  seg.unlinked_ = true;  // only the creator unlinks
+  // Any process that mapped the segment may remove its name (unlink()): the node's first rank
+  // need not outlive the set-up for /dev/shm to be left clean. Only the creator's destructor does.
   return seg;
 }
 

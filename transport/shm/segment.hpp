@@ -23,7 +23,8 @@ class ShmSegment {
   ShmSegment& operator=(const ShmSegment&) = delete;
   ~ShmSegment();
 
-  // Removes the name (the mapping stays). Idempotent; the creator also unlinks on destruction.
+  // Removes the name (the mapping stays). Idempotent, and harmless after another process did;
+  // the creator also unlinks on destruction.
   void unlink() noexcept;
 
   void* data() const { return base_; }
