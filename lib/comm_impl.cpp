@@ -609,8 +609,8 @@ void CommImpl::run(const Call& call) {
       if (known != nullptr) {
         if (!known->schedule) return;
         Operands o = operands(call);
-        if (known->schedule->flat_node) {
-          run_flat_node_schedule(*this, *known->schedule, o.send, o.recv);
+        if (known->schedule->small_node) {
+          run_small_node_schedule(*this, *known->schedule, o.send, o.recv, o.combine, o.elem);
         } else {
           finish(launch(known->schedule, o.send, o.recv, std::move(o.combine), o.elem));
         }

@@ -56,8 +56,13 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   transport::NodeChannels* channels() { return channels_.get(); }
   bool cma() const { return channels_ ? channels_->cma() : cma_; }
   ScratchPool& scratch_pool() { return scratch_pool_; }
-  // The transfers of a flat node schedule's run (one at a time: a runtime has one thread inside).
-  std::vector<transport::ShmTransfer>& flat_transfers() { return flat_transfers_; }
+  // The transfers and scratch of a small node schedule's run (one at a time: a runtime has one
+  // thread inside), kept from call to call.
+  std::vector<transport::ShmTransfer>& small_transfers() { return small_transfers_; }
+  std::byte* small_scratch(std::size_t bytes) {
+    if (small_scratch_.size() < bytes) small_scratch_.resize(bytes);
+    return small_scratch_.data();
+  }
 
   // Claims the next collective sequence number and `count` message numbers to each local peer.
   std::uint32_t next_seq() { return seq_++; }
@@ -155,7 +160,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::uint32_t seq_ = 0;
   std::unique_ptr<transport::NodeChannels> channels_;
   ScratchPool scratch_pool_;
-  std::vector<transport::ShmTransfer> flat_transfers_;
+  std::vector<transport::ShmTransfer> small_transfers_;
+  std::vector<std::byte> small_scratch_;
   bool cma_ = false;
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "lib/comm_impl.hpp"
+#include "lib/local_ops.hpp"
 #include "lib/runtime_impl.hpp"
 #include "transport/stripe.hpp"
 #include "transport/xfer.hpp"
@@ -56,8 +57,8 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   }
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
-  p->flat_node = is_flat_node_schedule(schedule, layout, comm.rank()) &&
-                 p->node_sends.size() <= kMaxFlatOps && p->node_recvs.size() <= kMaxFlatOps;
+  p->small_node = is_small_node_schedule(schedule, layout, comm.rank()) &&
+                  p->node_sends.size() <= kMaxSmallOps && p->node_recvs.size() <= kMaxSmallOps;
   p->schedule = std::move(schedule);
   return p;
 }
@@ -117,50 +118,20 @@ void Execution::recycle() noexcept {
   comm_.reset();
 }
 
-std::byte* Execution::address(const algos::Region& r) const {
-  switch (r.buffer) {
-    case Buffer::send:
-      return send_ == nullptr ? nullptr : send_ + r.offset;
-    case Buffer::recv:
-      return recv_ == nullptr ? nullptr : recv_ + r.offset;
-    case Buffer::scratch:
-      return scratch_.data() + r.offset;
-  }
-  return nullptr;
-}
-
 void Execution::start(OpId id) {
   const Op& op = prepared_->schedule.ops[id];
   const auto& layout = comm_->layout();
-  switch (op.kind) {
-    case OpKind::copy:
-      if (op.src.bytes > 0 && address(op.src) != address(op.dst)) {
-        std::memmove(address(op.dst), address(op.src), op.src.bytes);
-      }
-      complete(id);
-      return;
-    case OpKind::combine: {
-      if (!combine_) throw Error(Errc::internal, "a combine without a reduction kernel");
-      std::byte* dst = address(op.dst);
-      const std::byte* acc = op.acc.bytes > 0 ? address(op.acc) : dst;
-      try {
-        combine_(dst, acc, address(op.src), op.src.bytes / elem_, op.src_first);
-      } catch (const std::exception& e) {  // only a user operation throws
-        abort(Errc::invalid_argument, std::string("the user operation threw: ") + e.what());
-        return;
-      } catch (...) {
-        abort(Errc::invalid_argument, "the user operation threw");
-        return;
-      }
-      complete(id);
+  if (op.kind == OpKind::copy || op.kind == OpKind::combine) {
+    const std::string why = run_local_op(op, buffers(), combine_, elem_);
+    if (!why.empty()) {
+      abort(Errc::invalid_argument, why);
       return;
     }
-    case OpKind::send:
-    case OpKind::recv:
-      break;
+    complete(id);
+    return;
   }
   const bool is_send = op.kind == OpKind::send;
-  std::byte* data = address(is_send ? op.src : op.dst);
+  std::byte* data = buffers().at(is_send ? op.src : op.dst);
   const std::size_t bytes = is_send ? op.src.bytes : op.dst.bytes;
   if (layout.same_node(op.peer, comm_->rank())) {
     const int peer = layout.local_rank_of[static_cast<std::size_t>(op.peer)];

@@ -16,6 +16,7 @@
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
 #include "lib/combine.hpp"
+#include "lib/local_ops.hpp"
 #include "lib/scratch_pool.hpp"
 #include "transport/shm/channels.hpp"
 #include "transport/ucx/rails.hpp"
@@ -33,25 +34,26 @@ struct PreparedSchedule {
   std::vector<std::uint32_t> dep_counts;                  // op -> number of deps
   std::vector<std::pair<int, std::uint32_t>> node_sends;  // (local peer, messages) on this node
   std::vector<std::pair<int, std::uint32_t>> node_recvs;
-  // is_flat_node_schedule: the call runs it itself (run_flat_node_schedule).
-  bool flat_node = false;
+  // is_small_node_schedule: the call runs it itself (run_small_node_schedule).
+  bool small_node = false;
 };
 
-// A schedule whose ops may all start at once, copies and messages to ranks of this node only, at
-// most kMaxFlatOps of them, without scratch.
-inline constexpr std::size_t kMaxFlatOps = 8;
-bool is_flat_node_schedule(const algos::Schedule& schedule, const algos::Layout& layout, int rank);
+// A schedule of at most kMaxSmallOps ops whose messages all go to ranks of this node, with at
+// most 256 KiB of scratch.
+inline constexpr std::size_t kMaxSmallOps = 8;
+bool is_small_node_schedule(const algos::Schedule& schedule, const algos::Layout& layout, int rank);
 
 // Checks and indexes a schedule built for `comm`. Throws lanes::Error(internal) if the schedule
 // refers to invalid peers or needs more messages per pair than a tag can number.
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
                                                 std::string algorithm, int first_rail);
 
-// Runs a flat node schedule without an Execution: copies, writes its peers' slots and polls its
-// own directly, claiming sequence and message numbers as an Execution would. Throws lanes::Error,
-// and leaves `comm` unusable, as a failed Execution does.
-void run_flat_node_schedule(CommImpl& comm, const PreparedSchedule& prepared, const std::byte* send,
-                            std::byte* recv);
+// Runs a small node schedule without an Execution: copies, combines, writes its peers' slots and
+// polls its own directly, claiming sequence and message numbers as an Execution would. Throws
+// lanes::Error, and revokes `comm`, as a failed Execution does.
+void run_small_node_schedule(CommImpl& comm, const PreparedSchedule& prepared,
+                             const std::byte* send, std::byte* recv, const Combiner& combine,
+                             std::size_t elem);
 
 class Execution {
  public:
@@ -94,7 +96,7 @@ class Execution {
   using Striped = std::vector<transport::RailRequest>;
   using Transfer =
       std::variant<std::monostate, transport::RailRequest, Striped, transport::ShmTransfer>;
-  std::byte* address(const algos::Region& r) const;
+  ScheduleBuffers buffers() const { return {send_, recv_, scratch_.data()}; }
   void start(algos::OpId id);
   // Tests a running transfer (parts of a striped one together).
   static transport::XferState test(Transfer& t, std::string& why);
