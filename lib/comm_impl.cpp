@@ -37,18 +37,19 @@ constexpr std::size_t kNameBytes = 64;
 }
 
 void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
-                                  int exchange_rank_of_leader, bool want_cma, bool probe_cma) {
+                                  int exchange_rank_of_leader, transport::CopyPolicy policy,
+                                  bool probe_cma) {
   const int n = layout_.node_size_of(rank_);
   const bool shared = n > 1;
   const bool leader = shared && local_rank() == 0;
   const transport::ChannelGeometry geometry = transport::default_geometry(n);
   const std::size_t bytes = transport::channel_segment_bytes(geometry);
-  cma_ = want_cma;
+  copy_policy_ = policy;
 
   char mine[kNameBytes] = {};
   if (leader) {
     channels_ = std::make_unique<transport::NodeChannels>(transport::ShmSegment::create(bytes), 0,
-                                                          geometry, true, want_cma);
+                                                          geometry, true, policy);
     std::snprintf(mine, sizeof mine, "%s", channels_->name().c_str());
   }
   std::vector<char> names(kNameBytes * static_cast<std::size_t>(exchange_size));
@@ -56,7 +57,7 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
   if (shared && !leader) {
     const std::string name(&names[kNameBytes * static_cast<std::size_t>(exchange_rank_of_leader)]);
     channels_ = std::make_unique<transport::NodeChannels>(
-        transport::ShmSegment::attach(name, bytes), local_rank(), geometry, false, want_cma);
+        transport::ShmSegment::attach(name, bytes), local_rank(), geometry, false, policy);
   }
   if (channels_) channels_->publish_self();
   char dummy = 0;
@@ -682,11 +683,11 @@ std::shared_ptr<CommImpl> CommImpl::split(int color, int key) {
     exchange(m, a, b);
   };
   if (comm) {
-    comm->open_node_channels(over_parent, size(), leader_parent_rank, cma(), false);
+    comm->open_node_channels(over_parent, size(), leader_parent_rank, copy_policy(), false);
     runtime_->track(comm);
   } else {
     CommImpl none(runtime_, algos::Layout::blocks(1, 1, 1), 0, {world_rank_of_[0]}, id);
-    none.open_node_channels(over_parent, size(), 0, false, false);
+    none.open_node_channels(over_parent, size(), 0, transport::CopyPolicy{}, false);
   }
   return comm;
 }
@@ -721,7 +722,8 @@ std::shared_ptr<CommImpl> CommImpl::group(std::span<const int> ranks, const Exch
   runtime_->claim_comm_id(id);
   int leader_new = 0;
   std::shared_ptr<CommImpl> comm = member_comm(members, new_rank, id, leader_new);
-  comm->open_node_channels(exchange, static_cast<int>(members.size()), leader_new, cma(), false);
+  comm->open_node_channels(exchange, static_cast<int>(members.size()), leader_new, copy_policy(),
+                           false);
   runtime_->track(comm);
   return comm;
 }

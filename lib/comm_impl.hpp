@@ -44,7 +44,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   // processes in which this node's leader has index `exchange_rank_of_leader`. Every member of
   // that group must call this with the same `probe_cma` (the exchange rounds must match).
   void open_node_channels(const ExchangeFn& exchange, int exchange_size,
-                          int exchange_rank_of_leader, bool want_cma, bool probe_cma);
+                          int exchange_rank_of_leader, transport::CopyPolicy policy,
+                          bool probe_cma);
 
   const algos::Layout& layout() const { return layout_; }
   int rank() const { return rank_; }
@@ -54,7 +55,12 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::uint32_t id() const { return id_; }
   RuntimeImpl& runtime() const { return *runtime_; }
   transport::NodeChannels* channels() { return channels_.get(); }
-  bool cma() const { return channels_ ? channels_->cma() : cma_; }
+  bool cma() const { return channels_ ? channels_->cma() : copy_policy_.prefer_single; }
+  // What a communicator split from this one inherits (single copy as probed here).
+  transport::CopyPolicy copy_policy() const {
+    return {channels_ ? channels_->cma_possible() : copy_policy_.single_possible,
+            copy_policy_.prefer_single};
+  }
   ScratchPool& scratch_pool() { return scratch_pool_; }
   // The transfers and scratch of a small node schedule's run (one at a time: a runtime has one
   // thread inside), kept from call to call.
@@ -162,7 +168,7 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   ScratchPool scratch_pool_;
   std::vector<transport::ShmTransfer> small_transfers_;
   std::vector<std::byte> small_scratch_;
-  bool cma_ = false;
+  transport::CopyPolicy copy_policy_;
   std::vector<std::uint64_t> node_sent_;  // per local peer: messages claimed so far
   std::vector<std::uint64_t> node_recvd_;
   std::map<std::pair<int, int>, algos::Layout> layouts_by_lanes_;

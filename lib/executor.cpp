@@ -34,11 +34,14 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   p->dependents.resize(n);
   p->dep_counts.resize(n);
   std::map<int, std::uint32_t> sends, recvs;
+  std::vector<char> after_node_recv(n, 0);  // op waits (transitively) for an on-node receive
+  bool free_node_send = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = schedule.ops[i];
     for (OpId d : op.deps) {
       if (d >= i) throw Error(Errc::internal, p->algorithm + ": op depends on a later op");
       p->dependents[d].push_back(static_cast<OpId>(i));
+      if (after_node_recv[d] != 0) after_node_recv[i] = 1;
     }
     p->dep_counts[i] = static_cast<std::uint32_t>(op.deps.size());
     if (op.kind == OpKind::copy || op.kind == OpKind::combine) continue;
@@ -53,8 +56,11 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
     if (layout.same_node(op.peer, comm.rank())) {
       auto& counts = op.kind == OpKind::send ? sends : recvs;
       ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
+      if (op.kind == OpKind::recv) after_node_recv[i] = 1;
+      if (op.kind == OpKind::send && after_node_recv[i] == 0) free_node_send = true;
     }
   }
+  p->node_exchange = free_node_send && !recvs.empty();
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
   p->small_node = is_small_node_schedule(schedule, layout, comm.rank()) &&
@@ -139,7 +145,8 @@ void Execution::start(OpId id) {
     if (ch == nullptr) throw Error(Errc::internal, "no node channels for an on-node message");
     transfers_[id] =
         is_send
-            ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes)
+            ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes,
+                       prepared_->node_exchange)
             : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes);
   } else {
     transfers_[id] = start_off_node(op, data, bytes);

@@ -36,6 +36,11 @@ struct PreparedSchedule {
   std::vector<std::pair<int, std::uint32_t>> node_recvs;
   // is_small_node_schedule: the call runs it itself (run_small_node_schedule).
   bool small_node = false;
+  // The rank sends on its node while it receives there (a send that waits for no on-node
+  // receive, and an on-node receive): both of a pair's cores copy at once anyway, so its large
+  // node messages go single-copy where the node allows it, moving each byte once instead of
+  // twice through the staged chunks.
+  bool node_exchange = false;
 };
 
 // A schedule of at most kMaxSmallOps ops whose messages all go to ranks of this node, with at

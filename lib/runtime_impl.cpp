@@ -247,7 +247,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
        prefer_cma(oversubscribed, transport::default_geometry(lay.node_size_of(rank))));
   world_->open_node_channels(
       [&boot](const void* m, void* a, std::size_t b) { boot.allgather(m, a, b); }, size, leader,
-      want_cma, probe_cma);
+      transport::CopyPolicy{probe_cma, want_cma}, probe_cma);
   if (config_.cma == CmaMode::on && lay.node_size_of(rank) > 1 && !world_->cma()) {
     throw Error(Errc::transport,
                 "LANES_CMA=1 but process_vm_readv between the processes of this node fails: allow "

@@ -141,9 +141,9 @@ struct RawPingPong {
     using namespace lanes::transport;
     ShmSegment seg = ShmSegment::create(channel_segment_bytes(geometry));
     const std::string name = seg.name();
-    a = std::make_unique<NodeChannels>(std::move(seg), 0, geometry, true, false);
+    a = std::make_unique<NodeChannels>(std::move(seg), 0, geometry, true, CopyPolicy{});
     b = std::make_unique<NodeChannels>(ShmSegment::attach(name, channel_segment_bytes(geometry)), 1,
-                                       geometry, false, false);
+                                       geometry, false, CopyPolicy{});
     a->publish_self();
     b->publish_self();
     a->unlink();

@@ -60,9 +60,9 @@ class ChannelPair {
   explicit ChannelPair(bool cma) : geometry_(default_geometry(2)) {
     ShmSegment seg = ShmSegment::create(channel_segment_bytes(geometry_));
     const std::string name = seg.name();
-    a_ = std::make_unique<NodeChannels>(std::move(seg), 0, geometry_, true, cma);
+    a_ = std::make_unique<NodeChannels>(std::move(seg), 0, geometry_, true, CopyPolicy{cma, cma});
     b_ = std::make_unique<NodeChannels>(ShmSegment::attach(name, channel_segment_bytes(geometry_)),
-                                        1, geometry_, false, cma);
+                                        1, geometry_, false, CopyPolicy{cma, cma});
     a_->publish_self();
     b_->publish_self();
     a_->unlink();

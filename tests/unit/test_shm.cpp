@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <functional>
 #include <lanes/error.hpp>
 #include <thread>
 #include <vector>
@@ -30,12 +31,13 @@ XferState drive(ShmTransfer& t, std::string& error) {
 }
 
 struct Pair {
-  explicit Pair(bool cma) : geometry(default_geometry(2)) {
+  explicit Pair(bool cma) : Pair(CopyPolicy{cma, cma}) {}
+  explicit Pair(CopyPolicy policy) : geometry(default_geometry(2)) {
     ShmSegment seg = ShmSegment::create(channel_segment_bytes(geometry));
     const std::string name = seg.name();
-    a = std::make_unique<NodeChannels>(std::move(seg), 0, geometry, true, cma);
+    a = std::make_unique<NodeChannels>(std::move(seg), 0, geometry, true, policy);
     b = std::make_unique<NodeChannels>(ShmSegment::attach(name, channel_segment_bytes(geometry)), 1,
-                                       geometry, false, cma);
+                                       geometry, false, policy);
     a->publish_self();
     b->publish_self();
     a->unlink();
@@ -51,8 +53,11 @@ std::vector<unsigned char> pattern(std::size_t n, int seed) {
   return v;
 }
 
-// Sends `count` messages of `bytes` from a to b concurrently (two threads) and checks them.
-void exchange(Pair& pair, std::size_t bytes, int count) {
+// Sends `count` messages of `bytes` from a to b concurrently (two threads) and checks them;
+// `hinted(m)`: message m asks for single copy.
+void exchange(
+    Pair& pair, std::size_t bytes, int count,
+    const std::function<bool(int)>& hinted = [](int) { return false; }) {
   const std::uint64_t first = pair.next_msg;
   pair.next_msg += static_cast<std::uint64_t>(count);
   std::vector<std::vector<unsigned char>> sent, got(static_cast<std::size_t>(count));
@@ -61,7 +66,7 @@ void exchange(Pair& pair, std::size_t bytes, int count) {
     std::vector<ShmTransfer> ts;
     for (int m = 0; m < count; ++m) {
       ts.push_back(pair.a->send(1, first + static_cast<std::uint64_t>(m),
-                                sent[static_cast<std::size_t>(m)].data(), bytes));
+                                sent[static_cast<std::size_t>(m)].data(), bytes, hinted(m)));
     }
     for (auto& t : ts) {
       std::string err;
@@ -161,6 +166,34 @@ TEST(NodeChannels, CmaProbeSucceedsWithinOneProcess) {
   pair.b->probe_cma();
   EXPECT_TRUE(pair.a->cma());
   EXPECT_TRUE(pair.b->cma());
+}
+
+// A node where single copy works but is not the default: the sender chooses per message (a hint),
+// the receiver follows whatever the sender chose, interleaved in the slots' ring.
+TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
+  Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
+  pair.a->probe_cma();
+  pair.b->probe_cma();
+  ASSERT_TRUE(pair.a->cma_possible());
+  EXPECT_FALSE(pair.a->cma());
+  const std::size_t large = pair.geometry.chunk * 3 + 5;
+  std::vector<char> data(large);
+  EXPECT_TRUE(pair.a->send(1, 0, data.data(), large, true).single_copy());
+  EXPECT_FALSE(pair.a->send(1, 0, data.data(), large, false).single_copy());
+  // Hinted messages within the inline limit go single-copy too, from single_copy_min() on.
+  const std::size_t least = pair.a->single_copy_min();
+  ASSERT_LT(least, pair.geometry.chunk);
+  EXPECT_TRUE(pair.a->send(1, 0, data.data(), least, true).single_copy());
+  EXPECT_FALSE(pair.a->send(1, 0, data.data(), least - 1, true).single_copy());
+  EXPECT_FALSE(pair.a->send(1, 0, data.data(), least, false).single_copy());
+  for (std::size_t bytes : {large, pair.geometry.chunk, least, least - 1}) {
+    exchange(pair, bytes, pair.geometry.slots * 2 + 1, [](int m) { return m % 3 == 1; });
+    exchange(pair, bytes, 5, [](int) { return true; });
+  }
+  // Where single copy does not work, a hint changes nothing.
+  Pair staged(false);
+  EXPECT_FALSE(staged.a->send(1, 0, data.data(), large, true).single_copy());
+  exchange(staged, large, 3, [](int) { return true; });
 }
 
 class ChannelProtocols : public ::testing::TestWithParam<std::tuple<bool, std::size_t>> {};

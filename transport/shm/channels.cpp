@@ -16,7 +16,7 @@ namespace lanes::transport {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::size_t kLine = 64;
 constexpr auto acq = std::memory_order_acquire;
 constexpr auto rel = std::memory_order_release;
@@ -28,7 +28,7 @@ struct alignas(kLine) Header {
   std::int32_t slots;
   std::int32_t push_percent;
   std::uint64_t chunk;
-  std::atomic<std::uint32_t> cma;
+  std::atomic<std::uint32_t> cma;      // single-copy transfers work between every pair of the node
   std::atomic<std::uint64_t> revoked;  // 0, or the first revocation (NodeChannels::revoke)
 };
 
@@ -52,6 +52,7 @@ struct SlotCtl {
   Flag error;        // receiver rejected the message
   alignas(kLine) std::uint64_t src_addr;
   std::uint64_t bytes;
+  std::uint64_t single;  // the sender chose single copy (cma); the receiver follows
   alignas(kLine) std::uint64_t dst_addr;
   std::uint64_t dst_bytes;
 };
@@ -100,8 +101,11 @@ std::size_t channel_segment_bytes(const ChannelGeometry& g) {
 
 // ---------------------------------------------------------------------------------------------
 NodeChannels::NodeChannels(ShmSegment segment, int local_rank, const ChannelGeometry& geometry,
-                           bool initialize, bool want_cma)
-    : segment_(std::move(segment)), local_rank_(local_rank), geometry_(geometry) {
+                           bool initialize, CopyPolicy policy)
+    : segment_(std::move(segment)),
+      local_rank_(local_rank),
+      geometry_(geometry),
+      prefer_single_(policy.prefer_single) {
   slot_stride_ = slot_stride(geometry_);
   slots_offset_ = header_bytes(geometry_.local_size);
   if (segment_.size() < channel_segment_bytes(geometry_)) {
@@ -116,7 +120,7 @@ NodeChannels::NodeChannels(ShmSegment segment, int local_rank, const ChannelGeom
     h->slots = geometry_.slots;
     h->push_percent = geometry_.push_percent;
     h->chunk = geometry_.chunk;
-    h->cma.store(want_cma ? 1 : 0);
+    h->cma.store(policy.single_possible ? 1 : 0);
     for (int i = 0; i < geometry_.local_size; ++i) new (peers_of(base) + i) PeerEntry{};
     const auto n = static_cast<std::size_t>(geometry_.local_size);
     for (std::size_t s = 0; s < n * n * static_cast<std::size_t>(geometry_.slots); ++s) {
@@ -155,8 +159,16 @@ void NodeChannels::probe_cma() {
   }
 }
 
-bool NodeChannels::cma() const {
+bool NodeChannels::cma_possible() const {
   return header_of(segment_.data())->cma.load(std::memory_order_relaxed) != 0;
+}
+
+bool NodeChannels::cma() const {
+  return prefer_single_ && cma_possible();
+}
+
+std::size_t NodeChannels::single_copy_min() const {
+  return std::min(geometry_.chunk + 1, kSingleCopyMin);
 }
 
 pid_t NodeChannels::pid_of(int local) const {
@@ -198,7 +210,8 @@ bool NodeChannels::revoked(std::uint32_t& code, std::uint32_t& rank) const {
   return true;
 }
 
-ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, std::size_t bytes) {
+ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, std::size_t bytes,
+                               bool single_wanted) {
   ShmTransfer t;
   t.ch_ = this;
   t.slot_ = slot(local_rank_, peer, msg);
@@ -207,6 +220,8 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   t.tag_ = msg + 1;
   t.data_ = const_cast<char*>(static_cast<const char*>(data));
   t.bytes_ = bytes;
+  t.single_ = cma_possible() && ((prefer_single_ && bytes > geometry_.chunk) ||
+                                 (single_wanted && bytes >= single_copy_min()));
   return t;
 }
 
@@ -252,14 +267,15 @@ XferState ShmTransfer::advance_send(std::string& error) {
       case Step::wait_slot:
         if (!slot_free()) return XferState::pending;
         s->bytes = bytes_;
-        if (bytes_ <= chunk) {
+        s->single = single_ ? 1 : 0;  // every message sets it: the slot held another one before
+        if (bytes_ <= chunk && !single_) {
           if (bytes_ > 0) std::memcpy(buf, data_, bytes_);
           s->posted.v.store(tag_, rel);
           step_ = Step::finished;
           return state_ = XferState::done;
         }
         s->src_addr = reinterpret_cast<std::uint64_t>(data_);
-        if (ch_->cma()) {
+        if (single_) {
           s->posted.v.store(tag_, rel);
           step_ = Step::send_wait_recv;
         } else {
@@ -324,7 +340,9 @@ XferState ShmTransfer::advance_recv(std::string& error) {
     switch (step_) {
       case Step::wait_slot:
         if (!slot_free()) return XferState::pending;
-        if (bytes_ > chunk && ch_->cma()) {
+        // Where the sender may choose single copy, the destination is published in advance: the
+        // sender's push need not wait for a second round trip.
+        if (bytes_ >= ch_->single_copy_min() && ch_->cma_possible()) {
           s->dst_addr = reinterpret_cast<std::uint64_t>(data_);
           s->dst_bytes = bytes_;
           s->recv_posted.v.store(tag_, rel);
@@ -341,13 +359,14 @@ XferState ShmTransfer::advance_recv(std::string& error) {
                                  " were expected (do all ranks pass the same sizes? "
                                  "LANES_CHECK=1 tells)");
         }
-        if (bytes_ <= chunk) {
+        if (bytes_ <= chunk && s->single == 0) {
           if (bytes_ > 0) std::memcpy(data_, buf, bytes_);
           s->recv_done.v.store(tag_, rel);
           step_ = Step::finished;
           return state_ = XferState::done;
         }
-        if (ch_->cma()) {
+        if (s->single != 0) {
+          if (!ch_->cma_possible()) return fail(error, "internal: single copy where CMA fails");
           const std::size_t push = ch_->push_bytes(bytes_);
           std::string why;
           if (!cma_read(ch_->pid_of(peer_), data_ + push,

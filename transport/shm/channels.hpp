@@ -5,7 +5,9 @@
 //   cma     (larger, when the node allows process_vm_readv/writev): both sides publish their
 //           buffer addresses; the sender pushes the first part straight into the receiver's
 //           buffer while the receiver pulls the rest: one copy, done by two cores;
-//   staged  (larger, no CMA): the message streams through the slot's two chunk buffers.
+//   staged  (larger): the message streams through the slot's two chunk buffers.
+// The sender chooses between cma and staged (its CopyPolicy, or a hint per message) and records
+// the choice in the slot; the receiver follows it.
 // Every flag holds a message number + 1, so a stale value never passes for a new message.
 #pragma once
 
@@ -20,6 +22,14 @@
 #include "transport/xfer.hpp"
 
 namespace lanes::transport {
+
+// Hinted messages from this size go single-copy (when the inline limit is not lower).
+inline constexpr std::size_t kSingleCopyMin = 128 * 1024;
+
+struct CopyPolicy {
+  bool single_possible = false;  // try single copy (the probe may still find it fails)
+  bool prefer_single = false;    // every large message single-copy, not only those hinted
+};
 
 struct ChannelGeometry {
   int local_size = 1;
@@ -43,6 +53,8 @@ class ShmTransfer {
   bool peer_gone() const { return peer_gone_; }
   // After a failure: the two sides' sizes differ.
   bool size_mismatch() const { return size_mismatch_; }
+  // A send that goes single-copy (cma) rather than staged.
+  bool single_copy() const { return single_; }
 
  private:
   friend class NodeChannels;
@@ -69,6 +81,7 @@ class ShmTransfer {
   char* data_ = nullptr;
   std::size_t bytes_ = 0;
   std::size_t chunk_index_ = 0;
+  bool single_ = false;  // sender: cma rather than staged
   Step step_ = Step::wait_slot;
   bool peer_gone_ = false;
   bool size_mismatch_ = false;
@@ -80,7 +93,7 @@ class NodeChannels {
  public:
   // `initialize`: this process created the segment and lays out the header.
   NodeChannels(ShmSegment segment, int local_rank, const ChannelGeometry& geometry, bool initialize,
-               bool want_cma);
+               CopyPolicy policy);
   NodeChannels(const NodeChannels&) = delete;
   NodeChannels& operator=(const NodeChannels&) = delete;
 
@@ -89,6 +102,8 @@ class NodeChannels {
   // Reads every peer's header through process_vm_readv; on any failure clears the node-wide CMA
   // flag. Call after every local rank published itself; read cma() after a second barrier.
   void probe_cma();
+  // Single copy works on this node / is this process's default for large messages.
+  bool cma_possible() const;
   bool cma() const;
   void unlink() { segment_.unlink(); }
   const std::string& name() const { return segment_.name(); }
@@ -103,8 +118,13 @@ class NodeChannels {
   void revoke(std::uint32_t code, std::uint32_t rank);
   bool revoked(std::uint32_t& code, std::uint32_t& rank) const;
 
-  // Message number `msg` (0, 1, 2, ... per ordered pair) to/from local rank `peer`.
-  ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes);
+  // Message number `msg` (0, 1, 2, ... per ordered pair) to/from local rank `peer`. A send goes
+  // single-copy where that works and this process prefers it (above the inline limit), or where
+  // `single_wanted` asks (from single_copy_min() bytes on: when both sides copy anyway, one copy
+  // beats the inline slot's two for messages that large).
+  std::size_t single_copy_min() const;
+  ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes,
+                   bool single_wanted = false);
   ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes);
 
  private:
@@ -117,6 +137,7 @@ class NodeChannels {
   ChannelGeometry geometry_;
   std::size_t slot_stride_ = 0;
   std::size_t slots_offset_ = 0;
+  bool prefer_single_ = false;
 };
 
 }  // namespace lanes::transport
