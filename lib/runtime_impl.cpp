@@ -13,6 +13,7 @@
 #include <lanes/error.hpp>
 #include <sstream>
 
+#include "lib/agreement.hpp"
 #include "lib/comm_impl.hpp"
 #include "lib/executor.hpp"
 #include "lib/rules.hpp"
@@ -80,6 +81,8 @@ bool host_oversubscribed(const std::vector<StartupRecord>& records, const std::s
 
 std::vector<std::byte> encode(const StartupRecord& rec, std::span<const std::byte> addresses) {
   WireWriter w;
+  w.put(static_cast<std::int32_t>(rec.failure ? static_cast<int>(rec.failure->code) : -1));
+  w.put_string(rec.failure ? rec.failure->message : std::string());
   w.put_string(rec.node_key);
   w.put(static_cast<std::int32_t>(rec.launcher_local_rank));
   w.put(static_cast<std::int32_t>(rec.numa));
@@ -102,6 +105,9 @@ std::vector<std::byte> encode(const StartupRecord& rec, std::span<const std::byt
 StartupRecord decode(std::span<const std::byte> bytes, std::vector<std::byte>& addresses) {
   WireReader r(bytes);
   StartupRecord rec;
+  const auto code = r.get<std::int32_t>();
+  std::string message = r.get_string();
+  if (code >= 0) rec.failure = Failure{static_cast<Errc>(code), std::move(message)};
   rec.node_key = r.get_string();
   rec.launcher_local_rank = r.get<std::int32_t>();
   rec.numa = r.get<std::int32_t>();
@@ -152,53 +158,66 @@ RuntimeImpl::~RuntimeImpl() {
 }
 
 void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
-  config_ = Config::from_environment();
-  timeout_s_ = config_.timeout_s;
   bootstrap_ = std::move(bootstrap);
   bootstrap_name_ = bootstrap_->name();
   transport::Bootstrap& boot = *bootstrap_;
   const int rank = boot.rank();
   const int size = boot.size();
+  const OutcomeExchange over_world = [&boot](const void* m, void* a, std::size_t b) {
+    boot.allgather(m, a, b);
+  };
 
-  const topo::HostTopology host = topo::discover_host();
+  // Each rank's own set-up, whose failure (a bad variable, a rail missing on this node, rank 0's
+  // unreadable files, UCX) travels in the first exchange: every rank then fails alike.
   StartupRecord mine;
-  mine.rails = topo::choose_rails(host, config_.rails);
-  const transport::Placement placement = boot.placement();
-  mine.node_key = placement.node_key;
-  mine.launcher_local_rank = placement.local_rank;
-  mine.numa = topo::current_numa_node();
-  mine.cores = usable_cores();
-  mine.cpus = affinity_bits();
-  if (rank == 0) {  // rank 0's files rule everywhere: every rank must choose alike
-    if (!config_.calibration.empty()) {
-      mine.calibration =
-          read_file("LANES_CALIBRATION", config_.calibration, " (make one with lanes-calibrate)");
-      // A bad file fails early.
-      (void)algos::MachineParams::parse(mine.calibration,
-                                        "LANES_CALIBRATION file '" + config_.calibration + "'");
+  mine.failure = attempt([&] {
+    config_ = Config::from_environment();
+    timeout_s_ = config_.timeout_s;
+    const topo::HostTopology host = topo::discover_host();
+    mine.rails = topo::choose_rails(host, config_.rails);
+    const transport::Placement placement = boot.placement();
+    mine.node_key = placement.node_key;
+    mine.launcher_local_rank = placement.local_rank;
+    mine.numa = topo::current_numa_node();
+    mine.cores = usable_cores();
+    mine.cpus = affinity_bits();
+    if (rank == 0) {  // rank 0's files rule everywhere: every rank must choose alike
+      if (!config_.calibration.empty()) {
+        mine.calibration =
+            read_file("LANES_CALIBRATION", config_.calibration, " (make one with lanes-calibrate)");
+        // A bad file fails early.
+        (void)algos::MachineParams::parse(mine.calibration,
+                                          "LANES_CALIBRATION file '" + config_.calibration + "'");
+      }
+      if (!config_.rules.empty()) {
+        mine.rules = read_file("LANES_RULES", config_.rules, "");
+        (void)Rules::parse(mine.rules, "LANES_RULES file '" + config_.rules + "'");
+      }
+      mine.rail_weights = config_.rail_weights;
     }
-    if (!config_.rules.empty()) {
-      mine.rules = read_file("LANES_RULES", config_.rules, "");
-      (void)Rules::parse(mine.rules, "LANES_RULES file '" + config_.rules + "'");
-    }
-    mine.rail_weights = config_.rail_weights;
-  }
+    transport::RailOptions options;
+    options.user_ucx_variables = config_.ucx_variables;
+    for (const auto& d : mine.rails) options.devices.push_back(d.name);
+    options.tls = config_.ucx_tls;
+    options.wakeup = true;
+    rails_ = std::make_unique<transport::Rails>(options, size);
+  });
 
-  transport::RailOptions options;
-  options.user_ucx_variables = config_.ucx_variables;
-  for (const auto& d : mine.rails) options.devices.push_back(d.name);
-  options.tls = config_.ucx_tls;
-  options.wakeup = true;
-  rails_ = std::make_unique<transport::Rails>(options, size);
-
-  const auto all = transport::allgatherv(boot, encode(mine, rails_->packed_addresses()));
+  const auto all = transport::allgatherv(
+      boot, encode(mine, rails_ && !mine.failure ? rails_->packed_addresses()
+                                                 : std::span<const std::byte>{}));
   std::vector<StartupRecord> records;
+  std::vector<std::vector<std::byte>> addresses(static_cast<std::size_t>(size));
   records.reserve(all.size());
   for (int r = 0; r < size; ++r) {
-    std::vector<std::byte> addresses;
-    records.push_back(decode(all[static_cast<std::size_t>(r)], addresses));
-    rails_->set_peer_addresses(r, addresses);
+    records.push_back(
+        decode(all[static_cast<std::size_t>(r)], addresses[static_cast<std::size_t>(r)]));
   }
+  std::vector<std::optional<Failure>> failures;
+  for (const auto& rec : records) failures.push_back(rec.failure);
+  throw_if_any_failed(failures, rank, "starting up");
+  for (int r = 0; r < size; ++r)
+    rails_->set_peer_addresses(r, addresses[static_cast<std::size_t>(r)]);
   machine_ = algos::MachineParams::parse(records.front().calibration);
   rules_ = Rules::parse(records.front().rules);
   const int num_rails = static_cast<int>(records.front().rails.size());
@@ -215,9 +234,9 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     machine_.rail_rates.clear();
     for (const double w : weights) machine_.rail_rates.push_back(w / fastest / machine_.beta_rail);
   }
+  // From the same records every rank builds the same layout, or throws the same error.
   algos::Layout layout = build_world_layout(records, config_.node_size, config_.lanes,
                                             machine_.rail_weights(num_rails));
-  connect_off_node_peers(layout, rank);
 
   // Busy polling starves peers when a host runs more processes than it has cores.
   const bool oversubscribed = host_oversubscribed(records, mine.node_key);
@@ -231,10 +250,14 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     for (const auto& d : records[r].rails) peers_[r].rails.push_back(d.name);
   }
 
-  std::vector<int> identity(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) identity[static_cast<std::size_t>(r)] = r;
-  world_ = std::make_shared<CommImpl>(shared_from_this(), std::move(layout), rank,
-                                      std::move(identity), 0);
+  agree(over_world, size, rank, attempt([&] {
+          connect_off_node_peers(layout, rank);
+          std::vector<int> identity(static_cast<std::size_t>(size));
+          for (int r = 0; r < size; ++r) identity[static_cast<std::size_t>(r)] = r;
+          world_ = std::make_shared<CommImpl>(shared_from_this(), std::move(layout), rank,
+                                              std::move(identity), 0);
+        }),
+        "connecting to its peers");
   const auto& lay = world_->layout();
   const int leader =
       lay.node_ranks[static_cast<std::size_t>(lay.node_of[static_cast<std::size_t>(rank)])].front();
@@ -245,17 +268,19 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
       config_.cma == CmaMode::on ||
       (config_.cma == CmaMode::automatic &&
        prefer_cma(oversubscribed, transport::default_geometry(lay.node_size_of(rank))));
-  world_->open_node_channels(
-      [&boot](const void* m, void* a, std::size_t b) { boot.allgather(m, a, b); }, size, leader,
-      transport::CopyPolicy{probe_cma, want_cma}, probe_cma);
-  if (config_.cma == CmaMode::on && lay.node_size_of(rank) > 1 && !world_->cma()) {
-    throw Error(Errc::transport,
-                "LANES_CMA=1 but process_vm_readv between the processes of this node fails: allow "
-                "it (kernel.yama.ptrace_scope=0, or CAP_SYS_PTRACE in containers) or set "
-                "LANES_CMA=auto");
-  }
+  world_->open_node_channels(over_world, size, leader, transport::CopyPolicy{probe_cma, want_cma},
+                             probe_cma);
+  agree(over_world, size, rank, attempt([&] {
+          if (config_.cma == CmaMode::on && lay.node_size_of(rank) > 1 && !world_->cma()) {
+            throw Error(Errc::transport,
+                        "LANES_CMA=1 but process_vm_readv between the processes of this node "
+                        "fails: allow it (kernel.yama.ptrace_scope=0, or CAP_SYS_PTRACE in "
+                        "containers) or set LANES_CMA=auto");
+          }
+          rails_->start_background_progress();
+        }),
+        "finishing its start-up");
   comms_.push_back(world_);
-  rails_->start_background_progress();
   started_ = true;
   if (config_.info > 0 && rank == 0) std::fprintf(stderr, "%s", describe().c_str());
 }

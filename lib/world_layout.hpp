@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "algos/layout.hpp"
+#include "lib/agreement.hpp"
 #include "topo/topology.hpp"
 
 namespace lanes::detail {
@@ -23,6 +25,7 @@ struct StartupRecord {
   std::string calibration;           // cost-model parameters (rank 0's are used by everyone)
   std::string rules;                 // selection rules, JSON (rank 0's are used by everyone)
   std::vector<double> rail_weights;  // LANES_RAIL_WEIGHTS (rank 0's are used by everyone)
+  std::optional<Failure> failure;    // this rank's own set-up failed: every rank throws
 };
 
 // `rail_weights`: relative bandwidth of each rail (one per rail). Throws

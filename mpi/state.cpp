@@ -76,9 +76,15 @@ void start(int thread_level) {
   int all_ok = 0;
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (all_ok == 0) {
-    if (!why.empty()) std::fprintf(stderr, "lanes-mpi: rank %d: %s\n", world_rank(), why.c_str());
+    // lanes' start-up agrees: every rank has the same error, naming the rank that failed, and
+    // rank 0 says it once. A rank whose error rank 0 did not share says its own.
+    int rank0_failed = why.empty() ? 0 : 1;
+    PMPI_Bcast(&rank0_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (world_rank() == 0) {
-      std::fprintf(stderr, "lanes-mpi: lanes could not start: every collective goes to MPI\n");
+      std::fprintf(stderr, "lanes-mpi: lanes could not start: %s: every collective goes to MPI\n",
+                   why.empty() ? "another rank failed" : why.c_str());
+    } else if (!why.empty() && rank0_failed == 0) {
+      std::fprintf(stderr, "lanes-mpi: rank %d: %s\n", world_rank(), why.c_str());
     }
     // Finalizing would wait for the ranks that failed: keep the half-started runtime instead.
     if (s.runtime) new lanes::Runtime(std::move(*s.runtime));

@@ -35,7 +35,7 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
     'collectives np4 node2' 'collectives np5 node3' 'collectives staged-shm np3 node2' \
     'collectives two-rails np4 node2' 'misuse LANES_CHECK np3 node2' \
     'sigkill mid-bcast victim1' 'mismatch revokes np4 node2' 'example pmix np3 node2' \
-    'lanes-info np4 node2'
+    'lanes-info np4 node2' 'start-up failures agree np4 node2'
   rc3=$?
   [ $rc = 0 ] && rc=$rc2
   [ $rc = 0 ] && rc=$rc3

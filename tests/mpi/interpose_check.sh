@@ -5,7 +5,9 @@
 #   interpose_check.sh NP NODE_SIZE PROGRAM LIBLANES_MPI [MODE]
 # MODE: preload (default): LD_PRELOAD through mpirun -x; preload-env: LD_PRELOAD set for mpirun
 # itself, which passes it on; colls: LANES_MPI_COLLS=bcast,alltoall,reduce_scatter_block, so the
-# other collectives must be forwarded; linked: PROGRAM is linked with liblanes_mpi and runs once, with statistics.
+# other collectives must be forwarded; linked: PROGRAM is linked with liblanes_mpi and runs once, with statistics;
+# startup-fails: rank 1 names a rail that does not exist, so lanes cannot start on any rank: every
+# collective goes to MPI, and rank 0 says why.
 set -u
 np=$1 node_size=$2 prog=$3 lib=$4 mode=${5:-preload}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +25,16 @@ if [ "$mode" = linked ]; then
 elif [ "$mode" = preload-env ]; then
   with=$(LD_PRELOAD=$lib LANES_MPI_STATS=1 LANES_MPI_COLLS=$colls \
          "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
+elif [ "$mode" = startup-fails ]; then
+  # The wrapper sets LD_PRELOAD itself, so that the shell does not load liblanes_mpi.
+  wrap=$(mktemp)
+  trap 'rm -f "$wrap"' EXIT
+  printf '%s\n' '#!/bin/sh' \
+    '[ "$OMPI_COMM_WORLD_RANK" = 1 ] && export LANES_RAILS=no-such-rail' \
+    'LD_PRELOAD=$LANES_TEST_PRELOAD exec "$@"' >"$wrap"
+  chmod +x "$wrap"
+  with=$(LANES_MPI_STATS=1 LANES_TEST_PRELOAD=$lib MPIRUN_EXTRA="-x LANES_TEST_PRELOAD" \
+         "$run_mpi" "$np" "$node_size" "$wrap" "$prog" 2>&1)
 else
   with=$(LANES_MPI_STATS=1 LANES_MPI_COLLS=$colls MPIRUN_EXTRA="-x LD_PRELOAD=$lib" \
          "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
@@ -36,6 +48,17 @@ if [ "$mode" != linked ]; then
   [ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: results differ: '$a' without, '$b' with"; exit 1; }
 fi
 
+if [ "$mode" = startup-fails ]; then
+  said=$(echo "$with" | grep -c '^lanes-mpi: lanes could not start: .*rank 1 of '"$np"' failed while starting up.*no-such-rail')
+  [ "$said" = 1 ] || { echo "$with"; echo "FAIL: rank 0 alone must say why lanes could not start ($said lines)"; exit 1; }
+  # Every call went to MPI: the fallback count is all of them.
+  expect=$(echo "$with" | grep '^expect:')
+  all=$(echo "$expect" | grep -oE '=[0-9]+' | tr -d = | awk '{ s += $1 } END { print s }')
+  echo "$with" | grep -qE "^lanes-mpi: bcast=0 scatter=0 alltoall=0 allgather=0 gather=0 allreduce=0 reduce=0 reduce_scatter_block=0 barrier=0 fallback=$all\$" ||
+    { echo "$with"; echo "FAIL: lanes served calls although it could not start (expected fallback=$all)"; exit 1; }
+  echo "interpose_check.sh: np $np node $node_size ($mode): every rank fell back to MPI, results identical"
+  exit 0
+fi
 expect=$(echo "$with" | grep '^expect:') stats=$(echo "$with" | grep '^lanes-mpi:')
 [ -n "$stats" ] || { echo "$with"; echo "FAIL: no lanes-mpi statistics line"; exit 1; }
 # The line's fields, in the order README gives.

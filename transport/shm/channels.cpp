@@ -171,7 +171,16 @@ std::size_t NodeChannels::single_copy_min() const {
   return std::min(geometry_.chunk + 1, kSingleCopyMin);
 }
 
+void NodeChannels::fix_peers() {
+  pids_.clear();
+  for (int i = 0; i < geometry_.local_size; ++i) {
+    pids_.push_back(
+        static_cast<pid_t>(peers_of(segment_.data())[i].pid.load(std::memory_order_acquire)));
+  }
+}
+
 pid_t NodeChannels::pid_of(int local) const {
+  if (!pids_.empty()) return pids_[static_cast<std::size_t>(local)];
   return static_cast<pid_t>(peers_of(segment_.data())[local].pid.load(std::memory_order_acquire));
 }
 

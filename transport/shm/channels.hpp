@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "transport/shm/segment.hpp"
 #include "transport/xfer.hpp"
@@ -99,6 +100,9 @@ class NodeChannels {
 
   // Writes this process's pid and mapping address into the header (before the first barrier).
   void publish_self();
+  // Copies every peer's pid out of the header (after the barrier that follows publish_self):
+  // from then on a transfer never reads who its peer is from memory the peers can write.
+  void fix_peers();
   // Reads every peer's header through process_vm_readv; on any failure clears the node-wide CMA
   // flag. Call after every local rank published itself; read cma() after a second barrier.
   void probe_cma();
@@ -138,6 +142,7 @@ class NodeChannels {
   std::size_t slot_stride_ = 0;
   std::size_t slots_offset_ = 0;
   bool prefer_single_ = false;
+  std::vector<pid_t> pids_;  // fix_peers(); empty before
 };
 
 }  // namespace lanes::transport
