@@ -1,11 +1,13 @@
 // One rank dies (SIGKILL) in the middle of a stream of broadcasts; every survivor must get a
 // lanes::Error within a bounded time instead of hanging, then an error from its next call at
-// once, and must finalize within 10 s. Prints two lines per survivor:
+// once, and must finalize within 10 s. With --stop S the rank is stopped (SIGSTOP) instead and
+// continued S seconds later: under LANES_TIMEOUT every rank, the stopped one once it runs
+// again, must get the error the same way. Prints two lines per survivor:
 //   kill_check: rank R got <code> after T ms: <message>
 //   kill_check: rank R: next call failed after T ms, finalize took S s
 // and exits 0 when all of it came within the bounds, 1 otherwise.
 //
-//   kill_check [--victim R] [--after-ms 300] [--bound-s 30] [--bytes 67108864]
+//   kill_check [--victim R] [--after-ms 300] [--bound-s 30] [--bytes 67108864] [--stop S]
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@ int main(int argc, char** argv) {
   int after_ms = 300;
   double bound_s = 30;
   std::size_t bytes = 64u << 20;
+  double stop_s = 0;  // > 0: SIGSTOP, then SIGCONT after this long
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--victim")
@@ -34,6 +37,8 @@ int main(int argc, char** argv) {
       bound_s = std::atof(argv[i + 1]);
     else if (a == "--bytes")
       bytes = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (a == "--stop")
+      stop_s = std::atof(argv[i + 1]);
   }
   lanes::Runtime rt = lanes::Runtime::init();
   lanes::Communicator world = rt.world();
@@ -48,10 +53,27 @@ int main(int argc, char** argv) {
   }
   world.bcast(std::span(&kill_at_us, 1), 0);
   const wall::time_point kill_at{std::chrono::microseconds(kill_at_us)};
+  if (world.rank() == victim && stop_s > 0) {
+    // A child process continues the victim; it only sleeps and signals (fork of a process with
+    // threads: nothing but async-signal-safe calls in the child).
+    const pid_t victim_pid = getpid();
+    const auto wake =
+        kill_at + std::chrono::duration_cast<wall::duration>(std::chrono::duration<double>(stop_s));
+    const auto wait_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(wake - wall::now()).count();
+    if (fork() == 0) {
+      timespec ts{static_cast<time_t>(wait_ns / 1000000000),
+                  static_cast<long>(wait_ns % 1000000000)};
+      while (nanosleep(&ts, &ts) != 0) {
+      }
+      kill(victim_pid, SIGCONT);
+      _exit(0);
+    }
+  }
   if (world.rank() == victim) {
-    std::thread([kill_at] {
+    std::thread([kill_at, stop_s] {
       std::this_thread::sleep_until(kill_at);
-      raise(SIGKILL);
+      raise(stop_s > 0 ? SIGSTOP : SIGKILL);
     }).detach();
   }
   std::vector<char> data(bytes, 1);
@@ -82,6 +104,12 @@ int main(int argc, char** argv) {
     }
     const double again_ms = std::chrono::duration<double, std::milli>(wall::now() - again).count();
     const int me = world.rank();
+    // A stopped victim must find its peers alive once it runs again (else it would see them
+    // gone rather than the revocation).
+    if (stop_s > 0) {
+      std::this_thread::sleep_until(kill_at + std::chrono::duration_cast<wall::duration>(
+                                                  std::chrono::duration<double>(stop_s + 1.5)));
+    }
     const auto closing = wall::now();
     rt.finalize();
     const double closing_s = std::chrono::duration<double>(wall::now() - closing).count();
