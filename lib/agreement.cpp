@@ -77,7 +77,7 @@ void throw_if_any_failed(const char* records, int count, int me, std::string_vie
   throw_if_any_failed(failures, me, stage);
 }
 
-void agree(const OutcomeExchange& exchange, int count, int me, const std::optional<Failure>& mine,
+void agree(const ExchangeFn& exchange, int count, int me, const std::optional<Failure>& mine,
            std::string_view stage) {
   char record[kOutcomeBytes];
   put_outcome(record, mine);

@@ -40,9 +40,11 @@ void throw_if_any_failed(const std::vector<std::optional<Failure>>& failures, in
 // The same over `count` records written by put_outcome.
 void throw_if_any_failed(const char* records, int count, int me, std::string_view stage);
 
-using OutcomeExchange = std::function<void(const void* mine, void* all, std::size_t bytes)>;
+// Collective exchange of equal-sized blocks among a group (the bootstrap at start-up, the parent
+// communicator for a split).
+using ExchangeFn = std::function<void(const void* mine, void* all, std::size_t bytes)>;
 // Exchanges `mine` among the `count` members and throws as throw_if_any_failed.
-void agree(const OutcomeExchange& exchange, int count, int me, const std::optional<Failure>& mine,
+void agree(const ExchangeFn& exchange, int count, int me, const std::optional<Failure>& mine,
            std::string_view stage);
 
 }  // namespace lanes::detail

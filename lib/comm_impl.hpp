@@ -18,6 +18,7 @@
 
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
+#include "lib/agreement.hpp"
 #include "lib/call.hpp"
 #include "lib/call_cache.hpp"
 #include "lib/combine.hpp"
@@ -30,10 +31,6 @@ namespace lanes::detail {
 class RuntimeImpl;
 class Execution;
 struct PreparedSchedule;
-
-// Collective exchange of equal-sized blocks among a group (the bootstrap at start-up, the parent
-// communicator for a split).
-using ExchangeFn = std::function<void(const void* mine, void* all, std::size_t bytes)>;
 
 class CommImpl : public std::enable_shared_from_this<CommImpl> {
  public:

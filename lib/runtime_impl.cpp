@@ -163,7 +163,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   transport::Bootstrap& boot = *bootstrap_;
   const int rank = boot.rank();
   const int size = boot.size();
-  const OutcomeExchange over_world = [&boot](const void* m, void* a, std::size_t b) {
+  const ExchangeFn over_world = [&boot](const void* m, void* a, std::size_t b) {
     boot.allgather(m, a, b);
   };
 

@@ -92,7 +92,7 @@ TEST(Agreement, AgreeThrowsOnEveryMember) {
   std::vector<std::thread> members;
   for (int me = 0; me < n; ++me) {
     members.emplace_back([&, me] {
-      const OutcomeExchange exchange = [&](const void* mine, void* all, std::size_t bytes) {
+      const ExchangeFn exchange = [&](const void* mine, void* all, std::size_t bytes) {
         std::memcpy(&board[bytes * static_cast<std::size_t>(me)], mine, bytes);
         sync.arrive_and_wait();
         std::memcpy(all, board.data(), bytes * n);
