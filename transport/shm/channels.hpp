@@ -122,11 +122,12 @@ class NodeChannels {
   void revoke(std::uint32_t code, std::uint32_t rank);
   bool revoked(std::uint32_t& code, std::uint32_t& rank) const;
 
+  // The least size at which a hinted send goes single-copy.
+  std::size_t single_copy_min() const;
   // Message number `msg` (0, 1, 2, ... per ordered pair) to/from local rank `peer`. A send goes
   // single-copy where that works and this process prefers it (above the inline limit), or where
   // `single_wanted` asks (from single_copy_min() bytes on: when both sides copy anyway, one copy
   // beats the inline slot's two for messages that large).
-  std::size_t single_copy_min() const;
   ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes,
                    bool single_wanted = false);
   ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes);
