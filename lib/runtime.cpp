@@ -80,5 +80,8 @@ int Runtime::num_rails() const {
 std::string Runtime::describe() const {
   return alive(impl_).describe();
 }
+std::string Runtime::describe_json() const {
+  return alive(impl_).describe_json();
+}
 
 }  // namespace lanes

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <functional>
 #include <lanes/error.hpp>
-#include <sstream>
 
 #include "lib/agreement.hpp"
 #include "lib/comm_impl.hpp"
@@ -409,49 +408,6 @@ bool RuntimeImpl::test(Execution& ex) {
   }
   if (ex.failed()) throw Error(ex.error_code(), ex.error());
   return ex.finished();
-}
-
-std::string RuntimeImpl::describe() const {
-  std::ostringstream o;
-  if (!world_) return "lanes runtime (finalized)\n";
-  const auto& lay = world_->layout();
-  o << "lanes: " << lay.describe() << ", bootstrap " << bootstrap_name_ << ", progress "
-    << to_string(progress_) << ", on-node copies "
-    << (lay.node_size_of(world_->rank()) == 1 ? "none (alone on node)"
-                                              : (world_->cma() ? "cma" : "staged"))
-    << "\n";
-  for (int node = 0; node < lay.num_nodes(); ++node) {
-    const auto& ranks = lay.node_ranks[static_cast<std::size_t>(node)];
-    const auto& first = peers_[static_cast<std::size_t>(ranks.front())];
-    o << "node " << node << " (host " << first.node_key << "): " << ranks.size() << " ranks, rails";
-    const bool equal = std::adjacent_find(lay.rail_weights.begin(), lay.rail_weights.end(),
-                                          std::not_equal_to<>()) == lay.rail_weights.end();
-    for (std::size_t i = 0; i < first.rails.size(); ++i) {
-      o << " " << i << ":" << first.rails[i];
-      if (!equal && i < lay.rail_weights.size()) o << " (weight " << lay.rail_weights[i] << ")";
-    }
-    o << "\n";
-    for (int r : ranks) {
-      const auto& p = peers_[static_cast<std::size_t>(r)];
-      const algos::LaneSet lanes = lay.lanes_of[static_cast<std::size_t>(r)];
-      std::string rails;
-      lanes.each([&](int lane) {
-        rails += (rails.empty() ? "" : ",") +
-                 p.rails[static_cast<std::size_t>(lay.rail_of_lane(lane)) % p.rails.size()];
-      });
-      o << "  rank " << r << ": local rank " << lay.local_rank_of[static_cast<std::size_t>(r)]
-        << ", numa " << p.numa << ", drives lane" << (lanes.count() == 1 ? " " : "s ")
-        << lanes.text() << " (rail" << (lanes.count() == 1 ? " " : "s ") << rails << ")\n";
-    }
-  }
-  if (rails_) {
-    o << "this process (rank " << world_->rank() << ") rails:";
-    for (std::size_t i = 0; i < rails_->count(); ++i) {
-      o << " " << i << ":" << rails_->device(i) << "[" << rails_->transports(i) << "]";
-    }
-    o << "\n";
-  }
-  return o.str();
 }
 
 void RuntimeImpl::finalize() noexcept {

@@ -48,7 +48,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   const algos::MachineParams& machine() const { return machine_; }
   const Rules& rules() const { return rules_; }
   std::shared_ptr<CommImpl> world() const { return world_; }
-  std::string describe() const;
+  std::string describe() const;       // lib/runtime_describe.cpp
+  std::string describe_json() const;  // the same as a JSON document
 
   // Started executions are progressed together: waiting for one advances all.
   void activate(std::shared_ptr<Execution> ex);
@@ -106,6 +107,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   bool check_stalled(std::chrono::steady_clock::time_point last_progress);
   // What a waiting process does when nothing moved (LANES_PROGRESS).
   void idle(bool on_node);
+  // "cma", "staged" or "none (alone on node)".
+  std::string on_node_copies() const;
 
   Config config_;
   std::string bootstrap_name_;

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  g++ meson ninja-build pkg-config git
+  g++ meson ninja-build pkg-config git cmake
   libucx-dev ucx-utils            # UCX: one context per rail
   libpmix-dev libpmix-bin         # PMIx bootstrap
   libopenmpi-dev openmpi-bin      # mpirun (a PMIx server), MPI bootstrap, tests and the demo

@@ -1,10 +1,13 @@
 // lanes-info: prints the layout lanes sees (nodes, local ranks, rails and who drives which) and
 // every configuration variable with its value and default. Run it like the application:
-//   mpirun -np 4 lanes-info
+//   mpirun -np 4 lanes-info            text
+//   mpirun -np 4 lanes-info --json     one JSON document (layout, variables, algorithms)
 #include <cstdio>
 #include <cstring>
 #include <lanes/lanes.hpp>
+#include <nlohmann/json.hpp>
 
+#include "algos/registry.hpp"
 #include "lib/config.hpp"
 
 namespace {
@@ -25,29 +28,61 @@ void print_config() {
   }
 }
 
+// {"layout": Runtime::describe_json(), "variables": [...], "algorithms": {collective: [...]}}.
+std::string json_document(const lanes::Runtime& rt) {
+  using json = nlohmann::ordered_json;
+  json variables = json::array();
+  for (const auto& var : lanes::detail::config_table()) {
+    variables.push_back({{"name", var.name},
+                         {"value", lanes::detail::config_value(var)},
+                         {"default", var.default_value},
+                         {"meaning", var.help}});
+  }
+  json algorithms = json::object();
+  for (auto coll : lanes::algos::kCollectives) {
+    json list = json::array();
+    for (const auto* a : lanes::algos::algorithms_for(coll)) {
+      list.push_back({{"name", a->name}, {"summary", a->summary}});
+    }
+    algorithms[lanes::algos::to_string(coll)] = list;
+  }
+  const json doc = {{"layout", json::parse(rt.describe_json())},
+                    {"variables", variables},
+                    {"algorithms", algorithms}};
+  return doc.dump(2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+  const char* arg = argc > 1 ? argv[1] : "";
+  if (std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0) {
     std::printf(
-        "usage: [mpirun ...] lanes-info [--config]\n"
-        "Prints the layout lanes sees and its configuration variables.\n");
+        "usage: [mpirun ...] lanes-info [--config | --config-markdown | --json]\n"
+        "Prints the layout lanes sees and its configuration variables (--config: the variables\n"
+        "only, without starting; --json: layout, variables and algorithms as one JSON "
+        "document).\n");
     return 0;
   }
-  if (argc > 1 && std::strcmp(argv[1], "--config-markdown") == 0) {
+  if (std::strcmp(arg, "--config-markdown") == 0) {
     print_config_markdown();
     return 0;
   }
-  if (argc > 1 && std::strcmp(argv[1], "--config") == 0) {
+  if (std::strcmp(arg, "--config") == 0) {
     print_config();
     return 0;
   }
+  const bool as_json = std::strcmp(arg, "--json") == 0;
+  if (argc > 1 && !as_json) {
+    std::fprintf(stderr, "lanes-info: unknown option '%s' (see --help)\n", arg);
+    return 2;
+  }
   try {
     lanes::Runtime rt = lanes::Runtime::init();
-    const std::string text = rt.describe();
+    const std::string text = as_json ? json_document(rt) : rt.describe();
     if (rt.world().rank() == 0) {
       std::printf("%s\n", text.c_str());
-      print_config();
+      if (!as_json) print_config();
     }
     std::fflush(stdout);
   } catch (const lanes::Error& e) {

@@ -55,6 +55,10 @@ class Runtime {
   std::string bootstrap_name() const;
   // Multi-line description: nodes, ranks, rails and which rank drives which rail.
   std::string describe() const;
+  // The same as a JSON document, for scripts and job prologues: "ranks", "lanes", "nodes" (each
+  // with "host", "rails" and "ranks": rank, local_rank, numa, lanes, rails), "bootstrap",
+  // "progress", "on_node_copies" and "this_process" (its rank and rails with UCX transports).
+  std::string describe_json() const;
   // Rails (NICs) this process drives off its node: lanes' default number of lanes, and the
   // range of CallOptions::first_rail.
   int num_rails() const;
