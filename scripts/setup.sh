@@ -5,13 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  g++ meson ninja-build pkg-config git cmake
+  g++ meson ninja-build pkg-config git cmake procps
   libucx-dev ucx-utils            # UCX: one context per rail
   libpmix-dev libpmix-bin         # PMIx bootstrap
   libopenmpi-dev openmpi-bin      # mpirun (a PMIx server), MPI bootstrap, tests and the demo
   libhwloc-dev hwloc libnuma-dev  # topology
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   clang-format iproute2 iperf3 python3 python3-matplotlib
+  slurmctld slurmd slurm-client munge   # the Slurm test (srun --mpi=pmix)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -10,9 +10,20 @@ scripts/setup.sh || exit 1
 build=${LANES_BUILD_DIR:-build}
 logs=()
 
-meson test -C "$build" --print-errorlogs --num-processes 1 "$@"
-rc=$?
-logs+=("$build/meson-logs/testlog.json")
+if [ $# -eq 0 ]; then
+  # Unit tests are pure computation in one process each: two at a time on the two cores. The
+  # integration tests each start a job of their own: one at a time.
+  meson test -C "$build" --print-errorlogs --num-processes 2 --suite unit --logbase unit
+  rc=$?
+  meson test -C "$build" --print-errorlogs --num-processes 1 --no-suite unit
+  rc1=$?
+  [ $rc = 0 ] && rc=$rc1
+  logs+=("$build/meson-logs/unit.json" "$build/meson-logs/testlog.json")
+else
+  meson test -C "$build" --print-errorlogs --num-processes 1 "$@"
+  rc=$?
+  logs+=("$build/meson-logs/testlog.json")
+fi
 
 if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   asan=$build-sanitize
@@ -28,7 +39,8 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   # most of the budget.
   GTEST_FILTER='-Registry/EveryAlgorithm.*:Registry/EveryReduction.*:AllreduceFullLane.CorrectOnRegularLayouts:BarrierDissemination.EveryRankHearsFromEveryRank' \
     meson test -C "$asan" --print-errorlogs --num-processes 1 --logbase unit \
-    unit/topology unit/bootstrap unit/layout unit/schedules unit/config unit/cost_model \
+    unit/topology unit/bootstrap unit/layout 'unit/schedules shard 0' 'unit/schedules shard 1' \
+    unit/config unit/cost_model \
     unit/rules unit/shm unit/runtime unit/stripe unit/reduction_algorithms unit/scratch_pool
   rc2=$?
   meson test -C "$asan" --print-errorlogs --num-processes 1 --logbase integration \

@@ -11,7 +11,8 @@
 set -u
 np=$1 node_size=$2 prog=$3 lib=$4 mode=${5:-preload}
 here=$(cd "$(dirname "$0")" && pwd)
-run_mpi="$here/../integration/run_mpi.sh"
+# LANES_TEST_RUN: another launcher with run_mpi.sh's arguments (slurm_check.sh: srun).
+run_mpi=${LANES_TEST_RUN:-$here/../integration/run_mpi.sh}
 field() { echo "$1" | grep -oE "(^| )$2=[0-9]+" | head -1 | cut -d= -f2; }
 
 if [ "$mode" != linked ]; then
