@@ -194,8 +194,7 @@ std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const alg
                                    const char* fallback, bool rank_order) const {
   // Calls repeat with the same shape: ask the model once per shape.
   const auto key = std::make_tuple(static_cast<int>(coll), bytes, layout.num_lanes, rank_order);
-  if (auto it = model_choices_.find(key); it != model_choices_.end()) return it->second;
-  if (model_choices_.size() >= 1024) model_choices_.clear();
+  if (const std::string* known = model_choices_.find(key)) return *known;
   algos::CostInput in;
   in.nodes = layout.num_nodes();
   for (const auto& ranks : layout.node_ranks) {
@@ -242,7 +241,7 @@ std::string CommImpl::model_choice(Collective coll, std::size_t bytes, const alg
                  algos::to_string(coll), bytes, layout.describe().c_str(), text.c_str(),
                  chosen.c_str());
   }
-  model_choices_.emplace(key, chosen);
+  model_choices_.put(key, chosen);
   return chosen;
 }
 
@@ -352,14 +351,12 @@ const algos::Layout& CommImpl::layout_with_lanes(int lanes, int first_rail) {
   return it->second;
 }
 
-std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, int root,
-                                                               std::size_t bytes,
-                                                               const std::string& algorithm,
-                                                               int lanes, int first_rail,
-                                                               std::size_t elem, bool reroot) {
+std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(
+    Collective coll, int root, std::size_t bytes, const std::string& algorithm, int lanes,
+    int first_rail, std::size_t elem, bool reroot, bool internal) {
   const CacheKey key{
-      static_cast<int>(coll), root, bytes, algorithm, lanes, first_rail, elem, reroot};
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+      static_cast<int>(coll), root, bytes, algorithm, lanes, first_rail, elem, reroot, internal};
+  if (const auto* known = cache_.find(key)) return *known;
   const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
   if (algo == nullptr) throw Error(Errc::internal, "unknown algorithm " + algorithm);
   const algos::Layout& layout = layout_with_lanes(lanes, first_rail);
@@ -379,21 +376,18 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(Collective coll, 
   }
   sched.finalize();
   auto prepared = prepare(*this, std::move(sched), algorithm, layout.first_rail);
-  if (runtime_->config().info > 0 && rank_ == 0 &&
-      !(coll == Collective::allgather && algorithm == "linear" && lanes == -1)) {
+  if (runtime_->config().info > 0 && rank_ == 0 && !internal) {
     std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s%s\n", algos::to_string(coll),
                  bytes, root, layout.describe().c_str(), algorithm.c_str(),
                  reroot ? " to rank 0, then to the root (a non-commutative operation)" : "");
   }
-  if (cache_.size() >= 256) cache_.clear();  // bound memory for programs with many shapes
-  cache_.emplace(key, prepared);
-  return prepared;
+  return cache_.put(key, prepared);  // bounded: the least recently used shape leaves
 }
 
 void CommImpl::run_internal(Collective coll, std::size_t bytes, const std::byte* send,
                             std::byte* recv, const std::string& algorithm) {
   Prepared p;
-  p.schedule = schedule_for(coll, 0, bytes, algorithm, -1, 0);
+  p.schedule = schedule_for(coll, 0, bytes, algorithm, 0, 0, 1, false, /*internal=*/true);
   p.send = send;
   p.recv = recv;
   p.block = bytes;

@@ -22,6 +22,7 @@
 #include "lib/call.hpp"
 #include "lib/call_cache.hpp"
 #include "lib/combine.hpp"
+#include "lib/lru_map.hpp"
 #include "lib/scratch_pool.hpp"
 #include "transport/shm/channels.hpp"
 #include "transport/ucx/rails.hpp"
@@ -135,11 +136,12 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
                                         std::uint32_t id, int& leader_new_rank);
 
   // `reroot`: a reduce through rank 0 (algos::reroot_reduce), for a non-commutative operation.
+  // `internal`: a call of lanes' own (run_internal), which LANES_INFO does not report.
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
                                                        std::size_t bytes,
                                                        const std::string& algorithm, int lanes,
                                                        int first_rail, std::size_t elem = 1,
-                                                       bool reroot = false);
+                                                       bool reroot = false, bool internal = false);
   // `rank_order`: a non-commutative operation, served only by algorithms in rank order.
   std::string choose_algorithm(algos::Collective coll, std::size_t bytes,
                                const CallOptions& options, const algos::Layout& layout,
@@ -171,15 +173,17 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::map<std::pair<int, int>, algos::Layout> layouts_by_lanes_;
   // Schedules only, whatever the operation (each prepared call carries its own): coll, root,
   // bytes, algorithm, lanes, first rail, element size, through rank 0.
-  using CacheKey = std::tuple<int, int, std::size_t, std::string, int, int, std::size_t, bool>;
-  std::map<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_;
+  // (collective, root, bytes, algorithm, lanes, first_rail, elem, reroot, internal)
+  using CacheKey =
+      std::tuple<int, int, std::size_t, std::string, int, int, std::size_t, bool, bool>;
+  LruMap<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_{256};
   CallCache call_cache_;              // in front of the selection and cache_
   std::shared_ptr<Execution> spare_;  // a finished, recycled execution for the next start
   std::string broken_;
   Errc broken_code_ = Errc::peer_failure;
   transport::RailRequest revocation_in_;           // another node's revocation, when armed
   std::array<std::uint32_t, 2> revocation_msg_{};  // its code and the revoking rank
-  mutable std::map<std::tuple<int, std::size_t, int, bool>, std::string> model_choices_;
+  mutable LruMap<std::tuple<int, std::size_t, int, bool>, std::string> model_choices_{1024};
 };
 
 }  // namespace lanes::detail

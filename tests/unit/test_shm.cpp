@@ -138,6 +138,28 @@ TEST(ShmSegment, AttacherMayUnlink) {
   EXPECT_FALSE(in_dev_shm(name));
 }
 
+// Moving a segment over another releases the one overwritten (its name unlinked, its mapping
+// gone) and takes the other's name, mapping and duty to unlink; the moved-from one owns nothing.
+TEST(ShmSegment, MoveAssignmentReleasesTheOverwrittenSegment) {
+  ShmSegment a = ShmSegment::create(4096);
+  ShmSegment b = ShmSegment::create(8192);
+  const std::string name_a = a.name(), name_b = b.name();
+  static_cast<char*>(b.data())[100] = 5;
+  a = std::move(b);
+  EXPECT_FALSE(in_dev_shm(name_a));
+  EXPECT_TRUE(in_dev_shm(name_b));
+  EXPECT_EQ(a.name(), name_b);
+  EXPECT_EQ(a.size(), 8192u);
+  EXPECT_EQ(static_cast<char*>(a.data())[100], 5);
+  EXPECT_FALSE(static_cast<bool>(b));
+  { ShmSegment gone = std::move(b); }  // destroying what was moved from unlinks nothing
+  EXPECT_TRUE(in_dev_shm(name_b));
+  ShmSegment c = std::move(a);
+  EXPECT_TRUE(in_dev_shm(name_b));
+  c = ShmSegment();
+  EXPECT_FALSE(in_dev_shm(name_b));
+}
+
 TEST(ShmSegment, TooLargeIsAClearError) {
   try {
     ShmSegment::create(std::size_t{1} << 50);

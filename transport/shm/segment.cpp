@@ -61,7 +61,7 @@ class Fd {
 
 ShmSegment& ShmSegment::operator=(ShmSegment&& o) noexcept {
   if (this != &o) {
-    this->~ShmSegment();
+    release();
     base_ = o.base_;
     bytes_ = o.bytes_;
     name_ = std::move(o.name_);
@@ -74,9 +74,14 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& o) noexcept {
 }
 
 ShmSegment::~ShmSegment() {
+  release();
+}
+
+void ShmSegment::release() noexcept {
   if (owner_) unlink();
   if (base_ != nullptr) munmap(base_, bytes_);
   base_ = nullptr;
+  owner_ = false;
 }
 
 void ShmSegment::unlink() noexcept {

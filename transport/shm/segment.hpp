@@ -33,6 +33,9 @@ class ShmSegment {
   explicit operator bool() const { return base_ != nullptr; }
 
  private:
+  // Unlinks (when the creator) and unmaps: what the destructor does, and a move assignment
+  // before it takes the other segment.
+  void release() noexcept;
   void* base_ = nullptr;
   std::size_t bytes_ = 0;
   std::string name_;
