@@ -186,6 +186,27 @@ std::vector<const Algorithm*> algorithms_for(Collective coll) {
   return out;
 }
 
+const char* fallback_algorithm(Collective coll) {
+  switch (coll) {
+    case Collective::bcast:
+    case Collective::scatter:
+    case Collective::reduce:
+      return "binomial";
+    case Collective::gather:
+    case Collective::allgather:
+      return "linear";
+    case Collective::alltoall:
+      return "pairwise";
+    case Collective::allreduce:
+      return "recursive-doubling";
+    case Collective::barrier:
+      return "dissemination";
+    case Collective::reduce_scatter_block:
+      return "ring";
+  }
+  return "linear";
+}
+
 std::string algorithm_names(Collective coll) {
   std::string out;
   for (const Algorithm* algo : algorithms_for(coll)) {

@@ -35,6 +35,9 @@ const std::vector<Algorithm>& all_algorithms();
 // nullptr when unknown.
 const Algorithm* find_algorithm(Collective coll, std::string_view name);
 std::vector<const Algorithm*> algorithms_for(Collective coll);
+// What serves `coll` where the algorithm asked for does not apply to the layout, and where the
+// model has no candidate: an algorithm that applies to every layout.
+const char* fallback_algorithm(Collective coll);
 // Comma-separated names, for error messages and lanes-info.
 std::string algorithm_names(Collective coll);
 

@@ -24,6 +24,7 @@
 #include "lib/combine.hpp"
 #include "lib/lru_map.hpp"
 #include "lib/scratch_pool.hpp"
+#include "lib/selection.hpp"
 #include "transport/shm/channels.hpp"
 #include "transport/ucx/rails.hpp"
 
@@ -142,12 +143,14 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
                                                        const std::string& algorithm, int lanes,
                                                        int first_rail, std::size_t elem = 1,
                                                        bool reroot = false, bool internal = false);
-  // `rank_order`: a non-commutative operation, served only by algorithms in rank order.
+  // `rank_order`: a non-commutative operation, served only by algorithms in rank order
+  // (select_algorithm, remembered per shape).
   std::string choose_algorithm(algos::Collective coll, std::size_t bytes,
                                const CallOptions& options, const algos::Layout& layout,
                                bool rank_order) const;
-  std::string model_choice(algos::Collective coll, std::size_t bytes, const algos::Layout& layout,
-                           const char* fallback, bool rank_order) const;
+  // LANES_INFO's lines for a selection: the model's ranking, a fallback.
+  void report(algos::Collective coll, std::size_t bytes, const algos::Layout& layout,
+              const Selection& chosen) const;
   // The layout with k lanes (per-call option): primaries mod k, driven lanes spread anew.
   const algos::Layout& layout_with_lanes(int lanes, int first_rail);
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
@@ -183,7 +186,9 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   Errc broken_code_ = Errc::peer_failure;
   transport::RailRequest revocation_in_;           // another node's revocation, when armed
   std::array<std::uint32_t, 2> revocation_msg_{};  // its code and the revoking rank
-  mutable LruMap<std::tuple<int, std::size_t, int, bool>, std::string> model_choices_{1024};
+  // (collective, bytes, lanes, first_rail, rank_order, CallOptions::algorithm) -> algorithm
+  using SelectionKey = std::tuple<int, std::size_t, int, int, bool, std::string>;
+  mutable LruMap<SelectionKey, std::string> selections_{1024};
 };
 
 }  // namespace lanes::detail

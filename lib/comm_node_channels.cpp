@@ -1,0 +1,83 @@
+// A communicator's node channels: set-up of the node segment, message numbers per local peer.
+#include "lib/comm_impl.hpp"
+
+#include "lib/agreement.hpp"
+
+namespace lanes::detail {
+
+// ---------------------------------------------------------------------------------------------
+// Node shared memory: the node's first rank creates the segment and lays out the channels; the
+// name travels through `exchange`; everyone maps it and says so; then every local rank removes
+// the name (or removes it when the set-up fails), so nothing stays in /dev/shm whatever happens
+// later, even when the first rank dies in between.
+void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
+                                  int exchange_rank_of_leader, transport::CopyPolicy policy,
+                                  bool probe_cma) {
+  const int n = layout_.node_size_of(rank_);
+  const bool shared = n > 1;
+  const bool leader = shared && local_rank() == 0;
+  const transport::ChannelGeometry geometry = transport::default_geometry(n);
+  const std::size_t bytes = transport::channel_segment_bytes(geometry);
+  copy_policy_ = policy;
+  const auto size = static_cast<std::size_t>(exchange_size);
+
+  // Every round carries each member's outcome: a leader that cannot create its segment (a full
+  // /dev/shm) or a member that cannot attach makes every member throw, none waits.
+  char mine[kOutcomeBytes];
+  std::optional<Failure> failure = attempt([&] {
+    if (!leader) return;
+    channels_ = std::make_unique<transport::NodeChannels>(transport::ShmSegment::create(bytes), 0,
+                                                          geometry, true, policy);
+  });
+  put_outcome(mine, failure, channels_ ? channels_->name() : std::string());
+  std::vector<char> names(kOutcomeBytes * size);
+  exchange(mine, names.data(), kOutcomeBytes);
+  throw_if_any_failed(names.data(), exchange_size, -1, "creating its node's shared-memory segment");
+  failure = attempt([&] {
+    if (shared && !leader) {
+      const std::string name =
+          payload_of(&names[kOutcomeBytes * static_cast<std::size_t>(exchange_rank_of_leader)]);
+      channels_ = std::make_unique<transport::NodeChannels>(
+          transport::ShmSegment::attach(name, bytes), local_rank(), geometry, false, policy);
+    }
+    if (channels_) channels_->publish_self();
+  });
+  put_outcome(mine, failure);
+  try {
+    exchange(mine, names.data(), kOutcomeBytes);
+    throw_if_any_failed(names.data(), exchange_size, -1,
+                        "attaching its node's shared-memory segment");
+  } catch (...) {
+    if (channels_) channels_->unlink();  // a peer failed in the set-up: leave /dev/shm clean
+    throw;
+  }
+  // Every local rank removes the name (the first one does it): one that dies here does not
+  // leave the segment behind.
+  if (channels_) {
+    channels_->unlink();
+    channels_->fix_peers();
+  }
+  if (probe_cma) {
+    char dummy = 0;
+    std::vector<char> sink(size);
+    if (channels_) channels_->probe_cma();
+    exchange(&dummy, sink.data(), 1);
+  }
+  arm_revocation();
+}
+
+std::uint64_t CommImpl::claim_node_sends(int local_peer, std::uint32_t count) {
+  auto& c = node_sent_[static_cast<std::size_t>(local_peer)];
+  const std::uint64_t base = c;
+  c += count;
+  return base;
+}
+
+std::uint64_t CommImpl::claim_node_recvs(int local_peer, std::uint32_t count) {
+  auto& c = node_recvd_[static_cast<std::size_t>(local_peer)];
+  const std::uint64_t base = c;
+  c += count;
+  return base;
+}
+
+}  // namespace lanes::detail
