@@ -93,6 +93,7 @@ MachineParams MachineParams::parse(const std::string& text, const std::string& s
     if (key == "rails") {
       m.rails = static_cast<int>(whole(v, 1, static_cast<double>(std::numeric_limits<int>::max()),
                                        "a whole number from 1 to 2147483647"));
+      m.rails_measured = true;
     } else if (key == "stripe_min_bytes") {
       // A byte count a size_t holds: the largest double below 2^64 at most.
       m.stripe_min_bytes =

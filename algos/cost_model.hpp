@@ -33,6 +33,7 @@ struct MachineParams {
   double alpha_rail = 5.0e-6;      // s per off-node message
   double beta_rail = 1.0 / 1.2e9;  // s per byte on the fastest rail at full rate
   int rails = 1;                   // physical rails per node
+  bool rails_measured = false;     // `rails` came from the calibration, else from the node
   double node_bytes_per_s = 0;     // per-node injection limit over all rails; 0: none
   std::vector<double> rail_rates;  // bytes/s of each rail; empty: all at 1 / beta_rail
   double stripe_min_bytes = 0;     // smallest message striped over several rails; 0: auto

@@ -220,7 +220,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   machine_ = algos::MachineParams::parse(records.front().calibration);
   rules_ = Rules::parse(records.front().rules);
   const int num_rails = static_cast<int>(records.front().rails.size());
-  if (records.front().calibration.find("rails") == std::string::npos) machine_.rails = num_rails;
+  if (!machine_.rails_measured) machine_.rails = num_rails;
   const std::vector<double>& weights = records.front().rail_weights;
   if (!weights.empty()) {  // LANES_RAIL_WEIGHTS: relative rates, the fastest at 1 / beta_rail
     if (weights.size() != static_cast<std::size_t>(num_rails)) {

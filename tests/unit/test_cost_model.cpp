@@ -26,6 +26,17 @@ TEST(CostModel, ParsesCalibrationText) {
   const MachineParams again = MachineParams::parse(m.to_text());
   EXPECT_DOUBLE_EQ(again.alpha_rail, m.alpha_rail);
   EXPECT_EQ(again.rails, 2);
+  EXPECT_TRUE(m.rails_measured);
+}
+
+// Only a `rails` line sets the rail count; the node's own count serves otherwise, also when
+// comments or rail_rates mention rails.
+TEST(CostModel, RailsMeasuredOnlyFromARailsLine) {
+  EXPECT_FALSE(MachineParams::parse("").rails_measured);
+  const MachineParams m =
+      MachineParams::parse("# rails of the node\nrail_rates 1.2e8 6e7  # two rails\n");
+  EXPECT_FALSE(m.rails_measured);
+  EXPECT_TRUE(MachineParams::parse("rails 4\n").rails_measured);
 }
 
 TEST(CostModel, RejectsUnknownKeysByName) {
