@@ -41,11 +41,21 @@ int main(int argc, char** argv) {
       for (int i = -iters / 10 - 1; i < iters; ++i) { /* warm-up first, untimed */
         const double t0 = MPI_Wtime();
         switch (coll) {
-          case 0: MPI_Bcast(send, n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-          case 1: MPI_Scatter(send, n, MPI_BYTE, recv, n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-          case 2: MPI_Gather(send, n, MPI_BYTE, recv, n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
-          case 3: MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, MPI_COMM_WORLD); break;
-          default: MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, MPI_COMM_WORLD); break;
+          case 0:
+            MPI_Bcast(send, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+            break;
+          case 1:
+            MPI_Scatter(send, n, MPI_BYTE, recv, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+            break;
+          case 2:
+            MPI_Gather(send, n, MPI_BYTE, recv, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+            break;
+          case 3:
+            MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, MPI_COMM_WORLD);
+            break;
+          default:
+            MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, MPI_COMM_WORLD);
+            break;
         }
         if (i >= 0) total += MPI_Wtime() - t0;
         MPI_Barrier(MPI_COMM_WORLD);

@@ -36,11 +36,16 @@ struct PreparedSchedule {
   std::vector<std::pair<int, std::uint32_t>> node_recvs;
   // is_small_node_schedule: the call runs it itself (run_small_node_schedule).
   bool small_node = false;
-  // The rank sends on its node while it receives there (a send that waits for no on-node
-  // receive, and an on-node receive): both of a pair's cores copy at once anyway, so its large
-  // node messages go single-copy where the node allows it, moving each byte once instead of
-  // twice through the staged chunks.
-  bool node_exchange = false;
+  // Large node messages go single-copy where the node allows it, moving each byte once instead
+  // of twice through the staged chunks, when
+  //  - the schedule combines nothing (bcast, scatter, gather, alltoall, allgather): measured at
+  //    1-16 MiB with a process per core, in lanes-bench and in an OSU-style loop over reused
+  //    buffers, the single copy was the faster for every one of them; or
+  //  - the rank sends on its node while it receives there (a send that waits for no on-node
+  //    receive, and an on-node receive): both of a pair's cores copy at once anyway.
+  // Reductions' node phases, which pipeline chunks through bounce slots as they combine, were
+  // faster staged where each process has a core (allreduce 4 and 16 MiB).
+  bool node_single_copy = false;
 };
 
 // A schedule of at most kMaxSmallOps ops whose messages all go to ranks of this node, with at
