@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "mpi/datatypes.hpp"
 #include "mpi/state.hpp"
 
 namespace lanes::mpi_interpose {
@@ -12,12 +13,8 @@ namespace {
 // Whether MPI takes `type` for communication: predefined, or derived and committed. MPI has no
 // query for the commit state, so an MPI_Pack of no elements asks (the MPI library fails it with
 // MPI_ERR_TYPE for an uncommitted datatype), on a communicator whose errors return.
-bool committed(MPI_Datatype type) {
-  int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_UNDEFINED;
-  if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) == MPI_SUCCESS &&
-      combiner == MPI_COMBINER_NAMED) {
-    return true;
-  }
+bool committed(MPI_Datatype type, const TypeShape& shape) {
+  if (shape.named) return true;
   const MPI_Comm quiet = quiet_self();
   if (quiet == MPI_COMM_NULL) return true;  // lanes is off: the MPI library checks its calls
   char in = 0, out = 0;
@@ -60,39 +57,43 @@ void Arguments::op(MPI_Op op) {
 void Arguments::data(const char* buffer_name, const void* buffer, const char* count_name, int count,
                      const char* type_name, MPI_Datatype type, int blocks) {
   if (error_) return;
-  const std::string buf(buffer_name), cnt(count_name), typ(type_name);
-  if (type == MPI_DATATYPE_NULL) return fail(MPI_ERR_TYPE, typ + " is MPI_DATATYPE_NULL");
+  // The names become strings only for a message: this runs on every call.
+  const auto name = [](const char* s) { return std::string(s); };
+  if (type == MPI_DATATYPE_NULL)
+    return fail(MPI_ERR_TYPE, name(type_name) + " is MPI_DATATYPE_NULL");
   if (count < 0) {
     return fail(MPI_ERR_COUNT,
-                cnt + " is " + std::to_string(count) + ": counts are never negative");
+                name(count_name) + " is " + std::to_string(count) + ": counts are never negative");
   }
-  if (!committed(type)) {
-    return fail(MPI_ERR_TYPE,
-                typ + " is a derived datatype that is not committed: call MPI_Type_commit first");
+  const TypeShape shape = type_shape(type);
+  if (!committed(type, shape)) {
+    return fail(MPI_ERR_TYPE, name(type_name) +
+                                  " is a derived datatype that is not committed: call "
+                                  "MPI_Type_commit first");
   }
   if (buffer == MPI_IN_PLACE) {
-    return fail(MPI_ERR_BUFFER, buf + " is MPI_IN_PLACE, which this rank may not pass there");
+    return fail(MPI_ERR_BUFFER,
+                name(buffer_name) + " is MPI_IN_PLACE, which this rank may not pass there");
   }
-  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size == MPI_UNDEFINED || size < 0 ||
-      PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS) {
-    return fail(MPI_ERR_TYPE, typ + ": the MPI library cannot give its size and extent");
+  if (!shape.known) {
+    return fail(MPI_ERR_TYPE,
+                name(type_name) + ": the MPI library cannot give its size and extent");
   }
+  const MPI_Count size = shape.size, extent = shape.extent;
   // The bytes of data and the span of memory the blocks cover must fit in an address.
   const MPI_Count stride = extent < 0 ? -extent : extent;
   if (!product(count, size, blocks) || !product(count, stride, blocks)) {
-    return fail(MPI_ERR_COUNT, cnt + " " + std::to_string(count) + " of " + typ + " (" +
-                                   std::to_string(size) + " bytes, extent " +
-                                   std::to_string(extent) + ") in " + std::to_string(blocks) +
-                                   " block(s) is more memory than an address reaches");
+    return fail(MPI_ERR_COUNT,
+                name(count_name) + " " + std::to_string(count) + " of " + name(type_name) + " (" +
+                    std::to_string(size) + " bytes, extent " + std::to_string(extent) + ") in " +
+                    std::to_string(blocks) + " block(s) is more memory than an address reaches");
   }
   // A null pointer is MPI_BOTTOM: a valid buffer only for a datatype of absolute addresses,
   // whose data does not start at address 0.
-  if (buffer == nullptr && count > 0 && size > 0 && true_lb == 0) {
-    return fail(MPI_ERR_BUFFER, buf + " is a null pointer but " + cnt + " is " +
-                                    std::to_string(count) + " elements of " + std::to_string(size) +
-                                    " bytes");
+  if (buffer == nullptr && count > 0 && size > 0 && shape.true_lb == 0) {
+    return fail(MPI_ERR_BUFFER, name(buffer_name) + " is a null pointer but " + name(count_name) +
+                                    " is " + std::to_string(count) + " elements of " +
+                                    std::to_string(size) + " bytes");
   }
 }
 

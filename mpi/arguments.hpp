@@ -20,6 +20,7 @@ struct ArgumentError {
 class Arguments {
  public:
   explicit Arguments(MPI_Comm comm);
+  Arguments(int rank, int size) : rank_(rank), size_(size) {}  // both known already
   int rank() const { return rank_; }
   int size() const { return size_; }
 

@@ -33,6 +33,21 @@ template <class Check, class Serve, class Forward>
 int intercept(Coll coll, MPI_Comm comm, const char* function, Check check, Serve serve,
               Forward forward, bool supported = true) {
   try {
+    // A repeated call on the communicator served last: nothing to ask MPI about it.
+    if (const auto k = lanes::mpi_interpose::known(coll, comm)) {
+      Arguments args(k->rank, k->size);
+      check(args);
+      if (const auto& bad = args.error()) {
+        return lanes::mpi_interpose::raise_error_class(comm, function, bad->error_class, bad->what);
+      }
+      if (!supported) {
+        lanes::mpi_interpose::count_fallback();
+        return forward();
+      }
+      serve(*k->lanes_comm);
+      lanes::mpi_interpose::count_served(coll);
+      return MPI_SUCCESS;
+    }
     if (lanes::mpi_interpose::routed(coll, comm)) {
       Arguments args(comm);
       check(args);

@@ -1,5 +1,7 @@
 #include "mpi/staging.hpp"
 
+#include "mpi/datatypes.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <lanes/error.hpp>
@@ -14,21 +16,14 @@ void check(int rc, const char* what) {
     throw lanes::Error(lanes::Errc::invalid_argument, std::string(what) + " failed");
 }
 
-struct Shape {
-  MPI_Count size = 0;     // bytes of data in one element
-  MPI_Count extent = 0;   // stride between elements
-  MPI_Count true_lb = 0;  // offset of the first byte of data
-  bool contiguous = false;
-};
+using Shape = TypeShape;
 
 Shape shape_of(MPI_Datatype type) {
-  Shape s;
-  MPI_Count lb = 0, true_extent = 0;
-  check(PMPI_Type_size_x(type, &s.size), "MPI_Type_size_x");
-  check(PMPI_Type_get_extent_x(type, &lb, &s.extent), "MPI_Type_get_extent_x");
-  check(PMPI_Type_get_true_extent_x(type, &s.true_lb, &true_extent), "MPI_Type_get_true_extent_x");
-  // Elements without holes, laid end to end: the whole buffer is one run of bytes.
-  s.contiguous = true_extent == s.size && s.extent == s.size;
+  const Shape s = type_shape(type);
+  if (!s.known) {
+    throw lanes::Error(lanes::Errc::invalid_argument,
+                       "MPI_Type_size_x or MPI_Type_get_extent_x failed");
+  }
   return s;
 }
 
@@ -65,16 +60,15 @@ void for_each_run(const TypedBuffer& b, const Shape& s, Fn fn) {
 }  // namespace
 
 const void* block_address(const void* base, MPI_Count count, MPI_Datatype type, int i) {
-  MPI_Count lb = 0, extent = 0;
-  check(PMPI_Type_get_extent_x(type, &lb, &extent), "MPI_Type_get_extent_x");
-  return static_cast<const std::byte*>(base) + static_cast<MPI_Count>(i) * count * extent;
+  return static_cast<const std::byte*>(base) +
+         static_cast<MPI_Count>(i) * count * shape_of(type).extent;
 }
 
 SendBytes::SendBytes(const TypedBuffer& b, MPI_Comm comm) {
   const Shape s = shape_of(b.type);
   const std::size_t bytes = total_bytes(b, s);
   const auto* base = static_cast<const std::byte*>(b.base);
-  if (s.contiguous || bytes == 0) {
+  if (s.contiguous() || bytes == 0) {
     view_ = std::span(bytes == 0 ? nullptr : base + s.true_lb, bytes);
     return;
   }
@@ -91,7 +85,7 @@ RecvBytes::RecvBytes(const TypedBuffer& b, MPI_Comm comm) : buffer_(b), comm_(co
   const Shape s = shape_of(b.type);
   const std::size_t bytes = total_bytes(b, s);
   auto* base = static_cast<std::byte*>(const_cast<void*>(b.base));
-  if (s.contiguous || bytes == 0) {
+  if (s.contiguous() || bytes == 0) {
     view_ = std::span(bytes == 0 ? nullptr : base + s.true_lb, bytes);
     return;
   }

@@ -26,6 +26,11 @@ struct State {
   int keyval = MPI_KEYVAL_INVALID;
   MPI_Comm quiet_self = MPI_COMM_NULL;  // see quiet_self()
   std::set<Entry*> entries;
+  // The communicator lanes served last (known()).
+  MPI_Comm recent = MPI_COMM_NULL;
+  Entry* recent_entry = nullptr;
+  int recent_rank = 0;
+  int recent_size = 0;
   std::array<std::uint64_t, kCollNames.size() + 1> counts{};  // served per coll, then fallback
 };
 
@@ -42,9 +47,19 @@ int world_rank() {
 
 int delete_entry(MPI_Comm /*comm*/, int /*keyval*/, void* value, void* /*extra*/) {
   auto* e = static_cast<Entry*>(value);
-  state().entries.erase(e);
+  State& s = state();
+  if (s.recent_entry == e) s.recent = MPI_COMM_NULL, s.recent_entry = nullptr;
+  s.entries.erase(e);
   delete e;  // releases the lanes communicator (local: its shared memory mapping)
   return MPI_SUCCESS;
+}
+
+void remember(State& s, MPI_Comm comm, Entry* e) {
+  if (s.recent == comm && s.recent_entry == e) return;
+  s.recent = comm;
+  s.recent_entry = e;
+  PMPI_Comm_rank(comm, &s.recent_rank);
+  PMPI_Comm_size(comm, &s.recent_size);
 }
 
 }  // namespace
@@ -149,7 +164,10 @@ lanes::Communicator* serving(Coll coll, MPI_Comm comm) {
   void* value = nullptr;
   int found = 0;
   PMPI_Comm_get_attr(comm, s.keyval, &value, &found);
-  if (found != 0) return &static_cast<Entry*>(value)->lanes_comm;
+  if (found != 0) {
+    remember(s, comm, static_cast<Entry*>(value));
+    return &static_cast<Entry*>(value)->lanes_comm;
+  }
   // First use on this communicator: every rank of comm is here (the decision above is the same
   // on all of them), so the collective set-up below matches.
   auto entry = std::make_unique<Entry>();
@@ -157,7 +175,16 @@ lanes::Communicator* serving(Coll coll, MPI_Comm comm) {
   entry->lanes_comm = comm == MPI_COMM_WORLD ? s.world : lanes::mpi::communicator(s.world, comm);
   PMPI_Comm_set_attr(comm, s.keyval, entry.get());
   s.entries.insert(entry.get());
+  remember(s, comm, entry.get());
   return &entry.release()->lanes_comm;
+}
+
+std::optional<KnownComm> known(Coll coll, MPI_Comm comm) {
+  State& s = state();
+  if (comm != s.recent || comm == MPI_COMM_NULL || !s.on || !s.settings.serves(coll)) {
+    return std::nullopt;
+  }
+  return KnownComm{&s.recent_entry->lanes_comm, s.recent_rank, s.recent_size};
 }
 
 void count_served(Coll coll) {

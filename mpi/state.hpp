@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <lanes/lanes.hpp>
+#include <optional>
 #include <string>
 
 #include "mpi/settings.hpp"
@@ -29,6 +30,17 @@ bool routed(Coll coll, MPI_Comm comm);
 // The lanes communicator serving `coll` on `comm`, created on first use (collective over comm),
 // or nullptr when the call must go to MPI. The answer is the same on every rank of comm.
 lanes::Communicator* serving(Coll coll, MPI_Comm comm);
+
+// The communicator of the previous call lanes served, known without asking MPI: when `comm` is
+// that one (an intra-communicator that has its lanes communicator) and `coll` is enabled, its
+// lanes communicator and this process's rank and size in it; nullopt otherwise. Freeing the
+// communicator forgets it (the attribute's delete callback).
+struct KnownComm {
+  lanes::Communicator* lanes_comm;
+  int rank;
+  int size;
+};
+std::optional<KnownComm> known(Coll coll, MPI_Comm comm);
 
 // A private duplicate of MPI_COMM_SELF whose error handler is MPI_ERRORS_RETURN, for asking the
 // MPI library about a datatype without raising an error on the program's communicators.

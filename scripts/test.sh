@@ -38,7 +38,7 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   # in unit/schedules) are pure code already run in stage 1; under the sanitizers they would take
   # most of the budget.
   GTEST_FILTER='-Registry/EveryAlgorithm.*:Registry/EveryReduction.*:AllreduceFullLane.CorrectOnRegularLayouts:BarrierDissemination.EveryRankHearsFromEveryRank' \
-    meson test -C "$asan" --print-errorlogs --num-processes 1 --logbase unit \
+    meson test -C "$asan" --print-errorlogs --num-processes 2 --logbase unit \
     unit/topology unit/bootstrap unit/layout 'unit/schedules shard 0' 'unit/schedules shard 1' \
     unit/config unit/cost_model \
     unit/rules unit/shm unit/runtime unit/stripe unit/reduction_algorithms unit/scratch_pool
