@@ -39,8 +39,8 @@ struct PreparedSchedule {
   // Large node messages go single-copy where the node allows it, moving each byte once instead
   // of twice through the staged chunks, when
   //  - the schedule combines nothing (bcast, scatter, gather, alltoall, allgather): measured at
-  //    1-16 MiB with a process per core, in lanes-bench and in an OSU-style loop over reused
-  //    buffers, the single copy was the faster for every one of them; or
+  //    1-16 MiB with a process per core (lanes-bench, LANES_CMA=0 against 1 by turns), the single
+  //    copy was the faster in 28 of 30 bcast, scatter and gather pairs; or
   //  - the rank sends on its node while it receives there (a send that waits for no on-node
   //    receive, and an on-node receive): both of a pair's cores copy at once anyway.
   // Reductions' node phases, which pipeline chunks through bounce slots as they combine, were
