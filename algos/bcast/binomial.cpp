@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
@@ -33,33 +34,19 @@ Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args) {
   const int p = layout.size;
   Schedule s;
   if (p == 1 || args.bytes == 0) return s;
-  const int rounds = ceil_log2(p);
-  s.rounds = rounds;
+  const BinomialTree tree(p);
+  s.rounds = tree.rounds();
   const int vr = (args.rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
-  const Region data{Buffer::recv, 0, args.bytes};
-
-  // Children are vr + mask for mask below `limit`: lowbit(vr), or 2^R at the root.
   const auto rel = [&](int x) { return (x - args.root + p) % p; };
-  const auto lanes_at = [&](int sender, int mask) {
+  // A sender alone off its node in its round uses all of the node's lanes (round_lanes).
+  const auto lanes = [&](int sender, const TreeEdge& edge) {
     return round_lanes(layout, sender, [&](int x) {
-      const int v = rel(x);
-      return (v == 0 || mask < (v & -v)) && v + mask < p && !layout.same_node(x, actual(v + mask));
+      return tree.sends_down(rel(x), edge.level) &&
+             !layout.same_node(x, actual(rel(x) + edge.distance()));
     });
   };
-  int limit = 1 << rounds;
-  std::vector<OpId> after;
-  if (vr != 0) {
-    const int low = vr & -vr;
-    const int parent = actual(vr - low);
-    after.push_back(s.recv(parent, lanes_at(parent, low), data, {}, rounds - 1 - floor_log2(low)));
-    limit = low;
-  }
-  for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-    if (vr + mask >= p) continue;
-    const int child = actual(vr + mask);
-    after = {s.send(child, lanes_at(args.rank, mask), data, after, rounds - 1 - floor_log2(mask))};
-  }
+  append_binomial_bcast(s, tree, vr, 0, actual, lanes, {Buffer::recv, 0, args.bytes});
   s.finalize();
   return s;
 }

@@ -66,32 +66,11 @@ Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
   int first = v;                // this rank holds blocks [first, end) before the allgather
   int end = v + 1;
   if (node == root_node) {
-    int limit = 1 << scatter_rounds;
-    std::vector<OpId> after;
-    if (v != 0) {
-      const int low = v & -v;
-      const int from = on_node(v - low);
-      end = v + std::min(low, n - v);
-      limit = low;
-      const Region subtree = blocks(m, n, v, end);
-      if (subtree.bytes > 0) {
-        got =
-            s.recv(from, layout.lanes_of[from], subtree, {}, scatter_rounds - 1 - floor_log2(low));
-        after = {*got};
-        scattered.push_back(*got);
-      }
-    } else {
-      first = 0;
-      end = n;
-    }
-    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-      const int c = v + mask;
-      if (c >= n) continue;
-      const Region part = blocks(m, n, c, c + std::min(mask, n - c));
-      if (part.bytes == 0) continue;
-      after = {s.send(on_node(c), my_lane, part, after, scatter_rounds - 1 - floor_log2(mask))};
-      scattered.push_back(after.front());
-    }
+    BlockScatter scatter = append_block_scatter(s, layout, n, v, m, on_node);
+    got = scatter.received;
+    scattered = std::move(scatter.ops);
+    first = scatter.first;
+    end = scatter.end;
   }
 
   // 2. Block v between nodes, among the ranks of local rank i, over the lanes each sender
@@ -99,20 +78,12 @@ Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args) {
   if (mine.bytes > 0) {
     const int u = (node - root_node + num_nodes) % num_nodes;
     const auto peer = [&](int w) { return layout.node_ranks[(w + root_node) % num_nodes][i]; };
-    int limit = 1 << inter_rounds;
-    if (u != 0) {
-      const int low = u & -u;
-      got = s.recv(peer(u - low), layout.lanes_of[peer(u - low)], mine, {},
-                   scatter_rounds + inter_rounds - 1 - floor_log2(low));
-      limit = low;
-    }
+    const auto driven = [&](int sender, const TreeEdge&) { return layout.lanes_of[sender]; };
     std::vector<OpId> after;
     if (got) after.push_back(*got);
-    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-      if (u + mask >= num_nodes) continue;
-      after = {s.send(peer(u + mask), my_lane, mine, after,
-                      scatter_rounds + inter_rounds - 1 - floor_log2(mask))};
-    }
+    const TreeBcast tree = append_binomial_bcast(s, BinomialTree(num_nodes), u, scatter_rounds,
+                                                 peer, driven, mine, after);
+    if (tree.received) got = tree.received;
   }
 
   // 3. Ring allgather on the node.

@@ -23,6 +23,7 @@
 #include <optional>
 #include <vector>
 
+#include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
@@ -44,49 +45,26 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
   const int node = layout.node_of[me];
   const auto leader = [&](int x) { return x == root_node ? args.root : layout.node_ranks[x][0]; };
   const Region data{Buffer::recv, 0, args.bytes};
-  std::optional<OpId> got;
+  std::vector<OpId> held;  // the receive of the data between nodes, if any
 
-  // 1. Among leaders.
+  // 1. Among leaders, over all of a node's lanes.
   if (me == leader(node)) {
     const int u = (node - root_node + num_nodes) % num_nodes;
-    int limit = 1 << inter_rounds;
-    if (u != 0) {
-      const int low = u & -u;
-      const int from = leader((u - low + root_node) % num_nodes);
-      got = s.recv(from, layout.all_lanes(), data, {}, inter_rounds - 1 - floor_log2(low));
-      limit = low;
-    }
-    std::vector<OpId> after;
-    if (got) after.push_back(*got);
-    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-      if (u + mask >= num_nodes) continue;
-      const int to = leader((u + mask + root_node) % num_nodes);
-      after = {s.send(to, layout.all_lanes(), data, after, inter_rounds - 1 - floor_log2(mask))};
-    }
+    const auto rank_of = [&](int w) { return leader((w + root_node) % num_nodes); };
+    const auto all = [&](int, const TreeEdge&) { return layout.all_lanes(); };
+    const TreeBcast among =
+        append_binomial_bcast(s, BinomialTree(num_nodes), u, 0, rank_of, all, data);
+    if (among.received) held = {*among.received};
   }
 
-  // 2. On the node, relative to the leader.
+  // 2. On the node, relative to the leader, alongside the leader's phase-1 sends.
   const std::vector<int>& ranks = layout.node_ranks[node];
   const int n = static_cast<int>(ranks.size());
   const int base = layout.local_rank_of[leader(node)];
   const int v = (layout.local_rank_of[me] - base + n) % n;
   const auto on_node = [&](int w) { return ranks[(w + base) % n]; };
-  const int node_rounds = ceil_log2(n);
-  int limit = 1 << node_rounds;
-  if (v != 0) {
-    const int low = v & -v;
-    const int from = on_node(v - low);
-    got = s.recv(from, layout.lanes_of[from], data, {},
-                 inter_rounds + node_rounds - 1 - floor_log2(low));
-    limit = low;
-  }
-  std::vector<OpId> after;
-  if (got) after.push_back(*got);
-  for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-    if (v + mask >= n) continue;
-    after = {s.send(on_node(v + mask), layout.lanes_of[me], data, after,
-                    inter_rounds + node_rounds - 1 - floor_log2(mask))};
-  }
+  const auto driven = [&](int sender, const TreeEdge&) { return layout.lanes_of[sender]; };
+  append_binomial_bcast(s, BinomialTree(n), v, inter_rounds, on_node, driven, data, held);
   s.finalize();
   return s;
 }

@@ -64,32 +64,10 @@ Schedule build_bcast_scatter_allgather(const Layout& layout, const CollArgs& arg
   const auto lane = [&](int rank) { return layout.lanes_of[rank]; };
 
   // 1. Binomial scatter.
-  std::optional<OpId> got;      // the receive of this rank's subtree
-  std::vector<OpId> scattered;  // every op of the scatter
-  Region subtree{Buffer::recv, 0, m};
-  int limit = 1 << scatter_rounds;
-  {
-    std::vector<OpId> after;
-    if (vr != 0) {
-      const int low = vr & -vr;
-      const int parent = actual(vr - low);
-      subtree = blocks(m, p, vr, vr + std::min(low, p - vr));
-      limit = low;
-      if (subtree.bytes > 0) {
-        got = s.recv(parent, lane(parent), subtree, {}, scatter_rounds - 1 - floor_log2(low));
-        after = {*got};
-        scattered.push_back(*got);
-      }
-    }
-    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-      const int c = vr + mask;
-      if (c >= p) continue;
-      const Region part = blocks(m, p, c, c + std::min(mask, p - c));
-      if (part.bytes == 0) continue;
-      after = {s.send(actual(c), my_lane, part, after, scatter_rounds - 1 - floor_log2(mask))};
-      scattered.push_back(after.front());
-    }
-  }
+  const BlockScatter scatter = append_block_scatter(s, layout, p, vr, m, actual);
+  const std::optional<OpId> got = scatter.received;
+  const std::vector<OpId>& scattered = scatter.ops;
+  const Region subtree = blocks(m, p, scatter.first, scatter.end);
   // A receive into bytes the scatter touched waits for the scatter.
   const auto recv_deps = [&](const Region& r) {
     return overlaps(r, subtree) ? scattered : std::vector<OpId>{};

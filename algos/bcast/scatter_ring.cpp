@@ -43,37 +43,12 @@ Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args) {
   const auto actual = [&](int v) { return (v + args.root) % p; };
   const LaneSet my_lane = layout.lanes_of[args.rank];
 
-  // 1. Binomial scatter.
-  std::optional<OpId> got;      // the receive of this rank's subtree
-  std::vector<OpId> scattered;  // every op of the scatter
-  int first = 0;                // this rank holds blocks [first, end) after the scatter
-  int end = p;
-  {
-    int limit = 1 << scatter_rounds;
-    std::vector<OpId> after;
-    if (vr != 0) {
-      const int low = vr & -vr;
-      const int parent = actual(vr - low);
-      first = vr;
-      end = vr + std::min(low, p - vr);
-      limit = low;
-      const Region subtree = blocks(m, p, first, end);
-      if (subtree.bytes > 0) {
-        got = s.recv(parent, layout.lanes_of[parent], subtree, {},
-                     scatter_rounds - 1 - floor_log2(low));
-        after = {*got};
-        scattered.push_back(*got);
-      }
-    }
-    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-      const int c = vr + mask;
-      if (c >= p) continue;
-      const Region part = blocks(m, p, c, c + std::min(mask, p - c));
-      if (part.bytes == 0) continue;
-      after = {s.send(actual(c), my_lane, part, after, scatter_rounds - 1 - floor_log2(mask))};
-      scattered.push_back(after.front());
-    }
-  }
+  // 1. Binomial scatter: this rank holds blocks [first, end) afterwards.
+  const BlockScatter scatter = append_block_scatter(s, layout, p, vr, m, actual);
+  const std::optional<OpId> got = scatter.received;
+  const std::vector<OpId>& scattered = scatter.ops;
+  const int first = scatter.first;
+  const int end = scatter.end;
 
   // 2. Ring allgather.
   const int right = actual((vr + 1) % p);

@@ -36,10 +36,9 @@ namespace lanes::algos {
 
 namespace {
 
-// Whether relative rank v of p holds block b after the binomial scatter.
-bool holds(int p, int v, int b) {
-  if (v == 0) return true;
-  return b >= v && b < v + std::min(v & -v, p - v);
+// Whether relative rank v holds block b after the binomial scatter: the blocks of its subtree.
+bool holds(const BinomialTree& tree, int v, int b) {
+  return b >= v && b < tree.subtree_end(v);
 }
 
 }  // namespace
@@ -58,29 +57,8 @@ Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& a
   const LaneSet my_lane = layout.lanes_of[args.rank];
 
   // 1. Binomial scatter.
-  std::optional<OpId> got;  // the receive of this rank's subtree
-  {
-    int limit = 1 << scatter_rounds;
-    std::vector<OpId> after;
-    if (vr != 0) {
-      const int low = vr & -vr;
-      const int parent = actual(vr - low);
-      limit = low;
-      const Region subtree = blocks(m, p, vr, vr + std::min(low, p - vr));
-      if (subtree.bytes > 0) {
-        got = s.recv(parent, layout.lanes_of[parent], subtree, {},
-                     scatter_rounds - 1 - floor_log2(low));
-        after = {*got};
-      }
-    }
-    for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-      const int c = vr + mask;
-      if (c >= p) continue;
-      const Region part = blocks(m, p, c, c + std::min(mask, p - c));
-      if (part.bytes == 0) continue;
-      after = {s.send(actual(c), my_lane, part, after, scatter_rounds - 1 - floor_log2(mask))};
-    }
-  }
+  const BinomialTree tree(p);
+  const std::optional<OpId> got = append_block_scatter(s, layout, p, vr, m, actual).received;
 
   // 2. Ring allgather without the blocks the receiver holds. The blocks received here are not in
   // this rank's subtree, so the receives need not wait for the scatter.
@@ -92,9 +70,9 @@ Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& a
     const int round = scatter_rounds + step;
     const int b_out = (vr - step + p) % p;
     const Region out = blocks(m, p, b_out, b_out + 1);
-    if (out.bytes > 0 && !holds(p, next, b_out)) {
+    if (out.bytes > 0 && !holds(tree, next, b_out)) {
       std::vector<OpId> deps;
-      if (holds(p, vr, b_out)) {
+      if (holds(tree, vr, b_out)) {
         if (got) deps.push_back(*got);
       } else {
         deps = prev;  // received in the previous step
@@ -104,7 +82,7 @@ Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& a
     const int b_in = (vr - step - 1 + p) % p;
     const Region in = blocks(m, p, b_in, b_in + 1);
     prev.clear();
-    if (in.bytes > 0 && !holds(p, vr, b_in)) {
+    if (in.bytes > 0 && !holds(tree, vr, b_in)) {
       prev = {s.recv(left, layout.lanes_of[left], in, {}, round)};
     }
   }
