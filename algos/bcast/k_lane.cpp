@@ -34,6 +34,7 @@
 #include <optional>
 #include <vector>
 
+#include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
@@ -119,7 +120,8 @@ Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
   while (group_start(node, j + 1) <= v) ++j;
   const int first = group_start(node, j);
   const int group_size = group_start(node, j + 1) - first;
-  const int group_rounds = ceil_log2(group_size);
+  const BinomialTree spread(ports);      // among the local roots of the node's groups
+  const BinomialTree group(group_size);  // in this rank's group
   const bool local_root = v == first;
   const NodeRole role = node_role(num_nodes, ports, root_node, node);
   const int spread_base = role.recv_step < 0 ? 0 : step_round(role.recv_step) + 1;
@@ -134,16 +136,13 @@ Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
     const int from = rank_at(role.from_node, group_start(role.from_node, role.from_port));
     got = s.recv(from, layout.lanes_of[from], data, {}, step_round(role.recv_step));
   } else if (local_root) {  // from the spread among local roots
-    const int low = j & -j;
-    const int from = rank_at(node, group_start(node, j - low));
-    got = s.recv(from, layout.lanes_of[from], data, {},
-                 spread_base + spread_rounds - 1 - floor_log2(low));
+    const TreeEdge up = *spread.parent(j);
+    const int from = rank_at(node, group_start(node, up.member));
+    got = s.recv(from, layout.lanes_of[from], data, {}, spread_base + up.down_round);
   } else {  // from the broadcast in its group
-    const int w = v - first;
-    const int low = w & -w;
-    const int from = rank_at(node, first + w - low);
-    got = s.recv(from, layout.lanes_of[from], data, {},
-                 final_base + group_rounds - 1 - floor_log2(low));
+    const TreeEdge up = *group.parent(v - first);
+    const int from = rank_at(node, first + up.member);
+    got = s.recv(from, layout.lanes_of[from], data, {}, final_base + up.down_round);
   }
   std::vector<OpId> start;
   if (got) start.push_back(*got);
@@ -151,17 +150,14 @@ Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args) {
   // On the node: the spread (local roots), then the group broadcast.
   std::vector<OpId> after = start;
   if (local_root) {
-    for (int mask = (j == 0 ? 1 << spread_rounds : j & -j) >> 1; mask > 0; mask >>= 1) {
-      if (j + mask >= ports) continue;
-      after = {s.send(rank_at(node, group_start(node, j + mask)), my_lane, data, after,
-                      spread_base + spread_rounds - 1 - floor_log2(mask))};
+    for (const TreeEdge& child : spread.children(j)) {
+      after = {s.send(rank_at(node, group_start(node, child.member)), my_lane, data, after,
+                      spread_base + child.down_round)};
     }
   }
-  const int w = v - first;
-  for (int mask = (w == 0 ? 1 << group_rounds : w & -w) >> 1; mask > 0; mask >>= 1) {
-    if (w + mask >= group_size) continue;
-    after = {s.send(rank_at(node, first + w + mask), my_lane, data, after,
-                    final_base + group_rounds - 1 - floor_log2(mask))};
+  for (const TreeEdge& child : group.children(v - first)) {
+    after = {s.send(rank_at(node, first + child.member), my_lane, data, after,
+                    final_base + child.down_round)};
   }
 
   // To other nodes: local root j serves port j.

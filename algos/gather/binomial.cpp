@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
@@ -44,44 +45,45 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
     s.finalize();
     return s;
   }
-  const int rounds = ceil_log2(p);
-  s.rounds = rounds;
+  const BinomialTree tree(p);
+  s.rounds = tree.rounds();
   const int vr = (rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
+  const auto rel = [&](int x) { return (x - args.root + p) % p; };
   // A sender alone off its node in its round uses all of the node's lanes (round_lanes): in the
-  // round of `mask` the ranks v with lowbit(v) = mask send to v - mask.
-  const auto lanes_at = [&](int sender, int mask) {
+  // round of an edge of 2^j the ranks that hang 2^j below their parent send to it.
+  const auto lanes_at = [&](int sender, const TreeEdge& edge) {
     return round_lanes(layout, sender, [&](int x) {
-      const int v = (x - args.root + p) % p;
-      return v != 0 && (v & -v) == mask && !layout.same_node(x, actual(v - mask));
+      return tree.sends_up(rel(x), edge.level) &&
+             !layout.same_node(x, actual(rel(x) - edge.distance()));
     });
   };
 
   if (vr == 0) {
     s.copy(mine, {Buffer::recv, blocks(rank), b});
     std::optional<OpId> last;  // receives are taken one after the other
-    for (int mask = 1; mask < p; mask <<= 1) {
-      const int child = actual(mask);
-      const int n = std::min(mask, p - mask);
+    for (const TreeEdge& edge : tree.children_upward(0)) {
+      const int child = actual(edge.member);
+      const int n = edge.span;
       const int first = std::min(n, p - child);
-      const LaneSet lane = lanes_at(child, mask);
-      const int round = floor_log2(mask);
+      const LaneSet lane = lanes_at(child, edge);
       std::vector<OpId> deps;
       if (last) deps.push_back(*last);
-      last = s.recv(child, lane, {Buffer::recv, blocks(child), blocks(first)}, deps, round);
+      last =
+          s.recv(child, lane, {Buffer::recv, blocks(child), blocks(first)}, deps, edge.up_round());
       if (first < n) {
-        last = s.recv(child, lane, {Buffer::recv, 0, blocks(n - first)}, {*last}, round);
+        last = s.recv(child, lane, {Buffer::recv, 0, blocks(n - first)}, {*last}, edge.up_round());
       }
     }
     s.finalize();
     return s;
   }
 
-  const int low = vr & -vr;
-  const int n = std::min(low, p - vr);
-  const int parent = actual(vr - low);
-  const LaneSet my_lane = lanes_at(rank, low);
-  const int round = floor_log2(low);
+  const TreeEdge up = *tree.parent(vr);
+  const int n = up.span;
+  const int parent = actual(up.member);
+  const LaneSet my_lane = lanes_at(rank, up);
+  const int round = up.up_round();
   if (n == 1) {
     s.send(parent, my_lane, mine, {}, round);
     s.finalize();
@@ -90,20 +92,18 @@ Schedule build_gather_binomial(const Layout& layout, const CollArgs& args) {
   s.scratch_bytes = blocks(n);
   std::vector<OpId> have = {s.copy(mine, {Buffer::scratch, 0, b})};
   std::optional<OpId> last;
-  for (int mask = 1; mask < low; mask <<= 1) {
-    const int c = vr + mask;
-    if (c >= p) break;
-    const int child = actual(c);
+  for (const TreeEdge& edge : tree.children_upward(vr)) {
+    const int child = actual(edge.member);
     std::vector<OpId> deps;
     if (last) deps.push_back(*last);
-    last = s.recv(child, lanes_at(child, mask),
-                  {Buffer::scratch, blocks(mask), blocks(std::min(mask, p - c))}, deps,
-                  floor_log2(mask));
+    last = s.recv(child, lanes_at(child, edge),
+                  {Buffer::scratch, blocks(edge.distance()), blocks(edge.span)}, deps,
+                  edge.up_round());
     have.push_back(*last);
   }
   // To the root, the part up to the end of its receive buffer goes first, the rest second.
   int first = n;
-  if (vr - low == 0) first = std::min(n, p - rank);
+  if (up.member == 0) first = std::min(n, p - rank);
   const OpId sent = s.send(parent, my_lane, {Buffer::scratch, 0, blocks(first)}, have, round);
   if (first < n) {
     s.send(parent, my_lane, {Buffer::scratch, blocks(first), blocks(n - first)}, {sent}, round);

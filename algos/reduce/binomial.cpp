@@ -22,6 +22,7 @@
 // Applies: any p and any layout; one-ported, each sender on the lanes it drives.
 #include <vector>
 
+#include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
@@ -37,7 +38,8 @@ Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args) {
   if (m == 0) return s;
   const int v = (r - args.root + p) % p;
   const auto real = [&](int x) { return (x + args.root) % p; };
-  s.rounds = ceil_log2(p);
+  const BinomialTree tree(p);
+  s.rounds = tree.rounds();
   s.ports = 1;
   const bool root = v == 0;
   const Region own{Buffer::send, 0, m};
@@ -45,22 +47,20 @@ Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args) {
   const Region incoming{Buffer::scratch, root ? 0 : m, m};
   bool holds_own_only = true;  // the partial is still just this rank's input
   std::vector<OpId> last;
-  for (int j = 0; j < s.rounds; ++j) {
-    const int bit = 1 << j;
-    if ((v & bit) != 0) {
-      s.send(real(v - bit), layout.lanes_of[r], holds_own_only ? own : partial, last, j);
-      break;
-    }
-    if (v + bit >= p) continue;
-    const int child = real(v + bit);
+  for (const TreeEdge& edge : tree.children_upward(v)) {
+    const int child = real(edge.member);
     if (holds_own_only) {
       last = {s.copy(own, partial)};
       holds_own_only = false;
       s.scratch_bytes = root ? m : 2 * m;
     }
-    const OpId in = s.recv(child, layout.lanes_of[child], incoming, last, j);
+    const OpId in = s.recv(child, layout.lanes_of[child], incoming, last, edge.up_round());
     last.push_back(in);
     last = {s.combine(incoming, partial, last)};
+  }
+  if (const auto up = tree.parent(v)) {
+    s.send(real(up->member), layout.lanes_of[r], holds_own_only ? own : partial, last,
+           up->up_round());
   }
   if (root && holds_own_only) s.copy(own, partial);  // p == 1
   s.finalize();

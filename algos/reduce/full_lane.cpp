@@ -36,6 +36,7 @@
 #include <cmath>
 #include <vector>
 
+#include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/node_phases.hpp"
@@ -87,18 +88,16 @@ Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args) {
     };
     const Region incoming{Buffer::scratch, incoming_at, mine};
     std::vector<OpId> before = rs.done;
-    for (int j = 0; j < levels; ++j) {
-      const int bit = 1 << j;
-      if ((v & bit) != 0) {
-        s.send(peer(v - bit), lanes, partial, before, 1 + j);
-        sent_on = true;
-        break;
-      }
-      if (v + bit >= nodes) continue;
-      const int child = peer(v + bit);
-      const OpId in = s.recv(child, layout.lanes_of[child], incoming, before, 1 + j);
+    const BinomialTree tree(nodes);
+    for (const TreeEdge& edge : tree.children_upward(v)) {
+      const int child = peer(edge.member);
+      const OpId in = s.recv(child, layout.lanes_of[child], incoming, before, 1 + edge.up_round());
       before.push_back(in);
       before = {s.combine(incoming, partial, before)};
+    }
+    if (const auto up = tree.parent(v)) {
+      s.send(peer(up->member), lanes, partial, before, 1 + up->up_round());
+      sent_on = true;
     }
     ready = before;
   }

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
@@ -42,29 +43,25 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
     s.finalize();
     return s;
   }
-  const int rounds = ceil_log2(p);
-  s.rounds = rounds;
+  const BinomialTree tree(p);
+  s.rounds = tree.rounds();
   const int vr = (rank - args.root + p) % p;
   const auto actual = [&](int v) { return (v + args.root) % p; };
+  const auto rel = [&](int x) { return (x - args.root + p) % p; };
   // A sender alone off its node in its round uses all of the node's lanes (round_lanes).
-  const auto lanes_at = [&](int sender, int mask) {
+  const auto lanes_at = [&](int sender, const TreeEdge& edge) {
     return round_lanes(layout, sender, [&](int x) {
-      const int v = (x - args.root + p) % p;
-      return (v == 0 || mask < (v & -v)) && v + mask < p && !layout.same_node(x, actual(v + mask));
+      return tree.sends_down(rel(x), edge.level) &&
+             !layout.same_node(x, actual(rel(x) + edge.distance()));
     });
   };
 
-  int limit = 1 << rounds;  // children are vr + mask for mask < limit
   std::vector<OpId> after;  // what the sends to children wait for
-  if (vr == 0) {
-    s.copy({Buffer::send, blocks(rank), b}, own);
-  } else {
-    const int low = vr & -vr;
-    const int n = std::min(low, p - vr);
-    const int parent = actual(vr - low);
-    const LaneSet lane = lanes_at(parent, low);
-    const int round = rounds - 1 - floor_log2(low);
-    limit = low;
+  if (const auto up = tree.parent(vr)) {
+    const int n = up->span;
+    const int parent = actual(up->member);
+    const LaneSet lane = lanes_at(parent, *up);
+    const int round = up->down_round;
     if (n == 1) {
       s.recv(parent, lane, own, {}, round);
       s.finalize();
@@ -73,21 +70,21 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
     s.scratch_bytes = blocks(n);
     // From the root, the part up to the end of its send buffer comes first, the rest second.
     int first = n;
-    if (vr - low == 0) first = std::min(n, p - rank);
+    if (up->member == 0) first = std::min(n, p - rank);
     after.push_back(s.recv(parent, lane, {Buffer::scratch, 0, blocks(first)}, {}, round));
     if (first < n) {
       after.push_back(
           s.recv(parent, lane, {Buffer::scratch, blocks(first), blocks(n - first)}, {}, round));
     }
     s.copy({Buffer::scratch, 0, b}, own, {after.front()});
+  } else {
+    s.copy({Buffer::send, blocks(rank), b}, own);
   }
-  for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-    const int c = vr + mask;
-    if (c >= p) continue;
-    const int n = std::min(mask, p - c);
-    const int child = actual(c);
-    const int round = rounds - 1 - floor_log2(mask);
-    const LaneSet my_lane = lanes_at(rank, mask);
+  for (const TreeEdge& edge : tree.children(vr)) {
+    const int n = edge.span;
+    const int child = actual(edge.member);
+    const int round = edge.down_round;
+    const LaneSet my_lane = lanes_at(rank, edge);
     if (vr == 0) {
       const int first = std::min(n, p - child);
       after = {s.send(child, my_lane, {Buffer::send, blocks(child), blocks(first)}, after, round)};
@@ -95,7 +92,8 @@ Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args) {
         after = {s.send(child, my_lane, {Buffer::send, 0, blocks(n - first)}, after, round)};
       }
     } else {
-      after = {s.send(child, my_lane, {Buffer::scratch, blocks(mask), blocks(n)}, after, round)};
+      after = {s.send(child, my_lane, {Buffer::scratch, blocks(edge.distance()), blocks(n)}, after,
+                      round)};
     }
   }
   s.finalize();

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
 #include "algos/registry.hpp"
@@ -76,13 +77,15 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
     after = {s.send(to, my_lane, src, std::move(deps), round)};
   };
 
+  const BinomialTree node_tree(n);            // phase 1, over local ranks
+  const BinomialTree column_tree(num_nodes);  // phase 2, over nodes
   if (vm != 0) {
     // Phase 2 only: a node-level binomial scatter within column vi.
-    const int low = vm & -vm;
-    const int count = std::min(low, num_nodes - vm);
-    const int parent = rank_at(vm - low, vi);
+    const TreeEdge up = *column_tree.parent(vm);
+    const int count = up.span;
+    const int parent = rank_at(up.member, vi);
     const LaneSet lane = layout.lanes_of[parent];
-    const int round = rounds1 + rounds2 - 1 - floor_log2(low);
+    const int round = rounds1 + up.down_round;
     if (count == 1) {
       s.recv(parent, lane, own, {}, round);
       s.finalize();
@@ -91,18 +94,16 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
     s.scratch_bytes = blocks(count);
     have = {s.recv(parent, lane, {Buffer::scratch, 0, blocks(count)}, {}, round)};
     s.copy({Buffer::scratch, 0, b}, own, have);
-    for (int mask = low >> 1; mask > 0; mask >>= 1) {
-      const int c = vm + mask;
-      if (c >= num_nodes) continue;
-      send(rank_at(c, vi), {Buffer::scratch, blocks(mask), blocks(std::min(mask, num_nodes - c))},
-           rounds1 + rounds2 - 1 - floor_log2(mask));
+    for (const TreeEdge& child : column_tree.children(vm)) {
+      send(rank_at(child.member, vi),
+           {Buffer::scratch, blocks(child.distance()), blocks(child.span)},
+           rounds1 + child.down_round);
     }
     s.finalize();
     return s;
   }
 
   // Phase 0 / 1 on the root's node.
-  int limit = 1 << rounds1;
   if (vi == 0) {
     s.copy({Buffer::send, blocks(me), b}, own);
     s.scratch_bytes = blocks(p);
@@ -125,12 +126,11 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
     }
     have.push_back(s.copy({Buffer::send, run_src, run_len}, {Buffer::scratch, run_dst, run_len}));
   } else {
-    const int low = vi & -vi;
-    const int count = std::min(low, n - vi);
-    const int parent = rank_at(0, vi - low);
+    const TreeEdge up = *node_tree.parent(vi);
+    const int count = up.span;
+    const int parent = rank_at(0, up.member);
     const LaneSet lane = layout.lanes_of[parent];
-    const int round = rounds1 - 1 - floor_log2(low);
-    limit = low;
+    const int round = up.down_round;
     if (num_nodes == 1 && count == 1) {
       s.recv(parent, lane, own, {}, round);
       s.finalize();
@@ -140,19 +140,16 @@ Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args) {
     have = {s.recv(parent, lane, {Buffer::scratch, 0, s.scratch_bytes}, {}, round)};
     s.copy({Buffer::scratch, 0, b}, own, have);
   }
-  for (int mask = limit >> 1; mask > 0; mask >>= 1) {
-    const int c = vi + mask;
-    if (c >= n) continue;
-    const auto count = static_cast<std::size_t>(std::min(mask, n - c));
-    send(rank_at(0, c), {Buffer::scratch, static_cast<std::size_t>(mask) * super, count * super},
-         rounds1 - 1 - floor_log2(mask));
+  for (const TreeEdge& child : node_tree.children(vi)) {
+    const auto count = static_cast<std::size_t>(child.span);
+    send(rank_at(0, child.member),
+         {Buffer::scratch, static_cast<std::size_t>(child.distance()) * super, count * super},
+         child.down_round);
   }
   // Phase 2 as the head of column vi: its N blocks are at the start of its scratch.
-  for (int mask = (1 << rounds2) >> 1; mask > 0; mask >>= 1) {
-    if (mask >= num_nodes) continue;
-    send(rank_at(mask, vi),
-         {Buffer::scratch, blocks(mask), blocks(std::min(mask, num_nodes - mask))},
-         rounds1 + rounds2 - 1 - floor_log2(mask));
+  for (const TreeEdge& child : column_tree.children(0)) {
+    send(rank_at(child.member, vi), {Buffer::scratch, blocks(child.distance()), blocks(child.span)},
+         rounds1 + child.down_round);
   }
   s.finalize();
   return s;
