@@ -12,19 +12,6 @@ namespace lanes::algos {
 int ceil_log2(int p);   // smallest r with 2^r >= p (0 for p <= 1)
 int floor_log2(int x);  // largest r with 2^r <= x, for x >= 1
 
-// [lo, lo + len) split into `parts` near-equal subranges, the larger ones first: the divide step
-// of the k-ported algorithms (parts = k + 1).
-struct RangeSplit {
-  int lo, len, parts;
-  int start(int i) const { return lo + i * (len / parts) + std::min(i, len % parts); }
-  int part_of(int x) const {
-    const int big = len / parts + 1;
-    const int in_big = (len % parts) * big;
-    const int o = x - lo;
-    return o < in_big ? o / big : len % parts + (o - in_big) / (len / parts);
-  }
-};
-
 // The lanes of an off-node transfer from `sender` in a round in which `sends_off(x)` tells
 // whether rank x sends off its node: every lane of the node when no other rank of the sender's
 // node does, else the lanes the sender drives (the rule the simulator checks). Sender and

@@ -37,6 +37,7 @@
 #include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
+#include "algos/kported_split.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -58,23 +59,11 @@ struct NodeRole {
 
 NodeRole node_role(int num_nodes, int ports, int root_node, int node) {
   NodeRole role;
-  int lo = 0;
-  int hi = num_nodes;
-  int root = root_node;
-  for (int step = 0; hi - lo > 1; ++step) {
-    const RangeSplit split{lo, hi - lo, std::min(ports + 1, hi - lo)};
-    const int root_part = split.part_of(root);
-    const int my_part = split.part_of(node);
-    int port = 0;
-    for (int i = 0; i < split.parts; ++i) {
-      if (i == root_part) continue;
-      if (node == root) role.sends.push_back({step, port, split.start(i)});
-      if (node == split.start(i)) role = {step, root, port, {}};
-      ++port;
+  for (const KPortedStep& step : kported_steps(num_nodes, ports, root_node, node)) {
+    for (const KPortedTarget& target : step.targets) {
+      if (node == step.root) role.sends.push_back({step.step, target.port, target.first});
+      if (node == target.first) role = {step.step, step.root, target.port, {}};
     }
-    if (my_part != root_part) root = split.start(my_part);
-    lo = split.start(my_part);
-    hi = split.start(my_part + 1);
   }
   return role;
 }

@@ -22,6 +22,7 @@
 
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
+#include "algos/kported_split.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -39,30 +40,17 @@ Schedule build_bcast_kported(const Layout& layout, const CollArgs& args) {
 
   std::optional<OpId> got;                                             // the receive of the data
   std::vector<std::optional<OpId>> last(static_cast<std::size_t>(k));  // last send per port
-  int lo = 0;
-  int hi = p;
-  int root = args.root;
-  for (int round = 0; hi - lo > 1; ++round) {
-    const RangeSplit split{lo, hi - lo, std::min(k + 1, hi - lo)};
-    const int root_part = split.part_of(root);
-    const int my_part = split.part_of(me);
-    int port = 0;
-    for (int i = 0; i < split.parts; ++i) {
-      if (i == root_part) continue;
-      const int chain = port % k;
-      if (me == root) {
+  for (const KPortedStep& step : kported_steps(p, k, args.root, me)) {
+    for (const KPortedTarget& target : step.targets) {
+      if (me == step.root) {
         std::vector<OpId> deps;
         if (got) deps.push_back(*got);
-        if (last[chain]) deps.push_back(*last[chain]);
-        last[chain] = s.send(split.start(i), layout.lanes_of[me], data, deps, round);
-      } else if (i == my_part && me == split.start(i)) {
-        got = s.recv(root, layout.lanes_of[root], data, {}, round);
+        if (last[target.port]) deps.push_back(*last[target.port]);
+        last[target.port] = s.send(target.first, layout.lanes_of[me], data, deps, step.step);
+      } else if (me == target.first) {
+        got = s.recv(step.root, layout.lanes_of[step.root], data, {}, step.step);
       }
-      ++port;
     }
-    if (my_part != root_part) root = split.start(my_part);
-    lo = split.start(my_part);
-    hi = split.start(my_part + 1);
   }
   s.finalize();
   return s;

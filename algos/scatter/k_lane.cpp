@@ -39,25 +39,10 @@
 
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
+#include "algos/kported_split.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
-
-namespace {
-
-// One send of a node at one level of the node-level recursion: port `port` sends the blocks of
-// nodes [lo, hi) to A of node lo.
-struct Target {
-  int port;
-  int lo, hi;
-};
-
-struct Level {
-  int level;
-  std::vector<Target> targets;
-};
-
-}  // namespace
 
 Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "k-lane", true);
@@ -104,35 +89,17 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
   const bool active = mine == a;
 
   // The node-level recursion as seen from this rank's node.
-  std::vector<Level> sends;  // levels at which this node is a local root with targets
+  std::vector<KPortedStep> sends;  // steps in which this node is a local root
   struct From {
     int node, port, level, lo, hi;
   };
   std::optional<From> from;
-  {
-    int lo = 0;
-    int hi = num_nodes;
-    int root = root_node;
-    for (int level = 0; hi - lo > 1; ++level) {
-      const RangeSplit split{lo, hi - lo, std::min(k + 1, hi - lo)};
-      const int root_part = split.part_of(root);
-      const int my_part = split.part_of(node);
-      int port = 0;
-      Level here{level, {}};
-      for (int i = 0; i < split.parts; ++i) {
-        if (i == root_part) continue;
-        const int first = split.start(i);
-        if (root == node) here.targets.push_back({port, first, split.start(i + 1)});
-        if (i == my_part && first == node) {
-          from = From{root, port, level, first, split.start(i + 1)};
-        }
-        ++port;
-      }
-      if (!here.targets.empty()) sends.push_back(std::move(here));
-      if (my_part != root_part) root = split.start(my_part);
-      lo = split.start(my_part);
-      hi = split.start(my_part + 1);
+  for (KPortedStep& step : kported_steps(num_nodes, k, root_node, node)) {
+    for (const KPortedTarget& target : step.targets) {
+      if (target.first == node)
+        from = From{step.root, target.port, step.step, target.first, target.end};
     }
+    if (step.root == node) sends.push_back(std::move(step));
   }
   const auto handoff_round = [&](int level) { return level * (1 + h); };
   const auto offnode_round = [&](int level) { return level * (1 + h) + h; };
@@ -200,32 +167,33 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
     }
     // Phase 1 at A: hand each port its blocks, or send them itself for port 0 (and any port
     // that falls on A when the node has fewer than k ranks).
-    for (const Level& level : sends) {
-      for (const Target& t : level.targets) {
+    for (const KPortedStep& level : sends) {
+      for (const KPortedTarget& t : level.targets) {
         const int port_holder = port_rank(node, t.port);
-        const Region src{held.buffer, held.offset + blocks(start[t.lo] - held_lo),
-                         blocks(start[t.hi] - start[t.lo])};
+        const Region src{held.buffer, held.offset + blocks(start[t.first] - held_lo),
+                         blocks(start[t.end] - start[t.first])};
         if (port_holder == me) {
-          last[t.port] = s.send(port_rank(t.lo, 0), layout.lanes_of[me], src, chained(t.port, have),
-                                offnode_round(level.level));
+          last[t.port] = s.send(port_rank(t.first, 0), layout.lanes_of[me], src,
+                                chained(t.port, have), offnode_round(level.step));
         } else {
           last[t.port] = s.send(port_holder, layout.lanes_of[me], src, chained(t.port, have),
-                                handoff_round(level.level));
+                                handoff_round(level.step));
         }
       }
     }
   } else {
     // Phase 1 at a port other than A: receive the blocks from A, send them off the node.
     const int active_rank = ranks[a];
-    for (const Level& level : sends) {
-      for (const Target& t : level.targets) {
+    for (const KPortedStep& level : sends) {
+      for (const KPortedTarget& t : level.targets) {
         if (port_rank(node, t.port) != me) continue;
-        const Region region{Buffer::scratch, s.scratch_bytes, blocks(start[t.hi] - start[t.lo])};
+        const Region region{Buffer::scratch, s.scratch_bytes,
+                            blocks(start[t.end] - start[t.first])};
         s.scratch_bytes += region.bytes;
         const OpId got = s.recv(active_rank, layout.lanes_of[active_rank], region, {},
-                                handoff_round(level.level));
-        last[t.port] = s.send(port_rank(t.lo, 0), layout.lanes_of[me], region,
-                              chained(t.port, {got}), offnode_round(level.level));
+                                handoff_round(level.step));
+        last[t.port] = s.send(port_rank(t.first, 0), layout.lanes_of[me], region,
+                              chained(t.port, {got}), offnode_round(level.step));
       }
     }
   }
@@ -236,44 +204,35 @@ Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args) {
     return s;
   }
   std::vector<std::optional<OpId>> last2(static_cast<std::size_t>(k));
-  int lo = 0;
-  int hi = n;
-  int root = a;
   // At A the node's blocks are at positions start[node] + i of `held`.
   Region local = held;
   int local_lo = held_lo - start[node];
   std::vector<OpId> local_have = have;
-  for (int round = base2; hi - lo > 1; ++round) {
-    const RangeSplit split{lo, hi - lo, std::min(k + 1, hi - lo)};
-    const int root_part = split.part_of(root);
-    const int my_part = split.part_of(mine);
-    int port = 0;
-    for (int i = 0; i < split.parts; ++i) {
-      if (i == root_part) continue;
-      const int first = split.start(i);
-      const int count = split.start(i + 1) - first;
-      if (mine == root) {
+  for (const KPortedStep& step : kported_steps(n, k, a, mine)) {
+    const int round = base2 + step.step;
+    const int root = ranks[step.root];
+    for (const KPortedTarget& target : step.targets) {
+      const int first = target.first;
+      const int count = target.size();
+      if (me == root) {
         std::vector<OpId> deps = local_have;
-        if (last2[port]) deps.push_back(*last2[port]);
-        last2[port] = s.send(ranks[first], layout.lanes_of[me],
-                             {local.buffer, local.offset + blocks(first - local_lo), blocks(count)},
-                             std::move(deps), round);
-      } else if (i == my_part && mine == first) {
+        if (last2[target.port]) deps.push_back(*last2[target.port]);
+        last2[target.port] =
+            s.send(ranks[first], layout.lanes_of[me],
+                   {local.buffer, local.offset + blocks(first - local_lo), blocks(count)},
+                   std::move(deps), round);
+      } else if (mine == first) {
         if (count == 1) {
-          s.recv(ranks[root], layout.lanes_of[ranks[root]], own, {}, round);
+          s.recv(root, layout.lanes_of[root], own, {}, round);
         } else {
           local = {Buffer::scratch, s.scratch_bytes, blocks(count)};
           local_lo = first;
           s.scratch_bytes += local.bytes;
-          local_have = {s.recv(ranks[root], layout.lanes_of[ranks[root]], local, {}, round)};
+          local_have = {s.recv(root, layout.lanes_of[root], local, {}, round)};
           s.copy({Buffer::scratch, local.offset, b}, own, local_have);
         }
       }
-      ++port;
     }
-    if (my_part != root_part) root = split.start(my_part);
-    lo = split.start(my_part);
-    hi = split.start(my_part + 1);
   }
   s.finalize();
   return s;

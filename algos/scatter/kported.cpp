@@ -28,6 +28,7 @@
 
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
+#include "algos/kported_split.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -57,41 +58,30 @@ Schedule build_scatter_kported(const Layout& layout, const CollArgs& args) {
   std::optional<OpId> got;                                             // the receive
   std::vector<std::optional<OpId>> last(static_cast<std::size_t>(k));  // last send per port
   if (me == args.root) s.copy({Buffer::send, blocks(me), b}, own);
-  int lo = 0;
-  int hi = p;
-  int root = args.root;
-  for (int round = 0; hi - lo > 1; ++round) {
-    const RangeSplit split{lo, hi - lo, std::min(k + 1, hi - lo)};
-    const int root_part = split.part_of(root);
-    const int my_part = split.part_of(me);
-    int port = 0;
-    for (int i = 0; i < split.parts; ++i) {
-      if (i == root_part) continue;
-      const int chain = port % k;
-      const LaneSet lanes = layout.lanes_of[root];
-      const int first = split.start(i);
-      const int n = split.start(i + 1) - first;
+  for (const KPortedStep& step : kported_steps(p, k, args.root, me)) {
+    const int root = step.root;
+    const LaneSet lanes = layout.lanes_of[root];
+    for (const KPortedTarget& target : step.targets) {
+      const int first = target.first;
+      const int n = target.size();
       if (me == root) {
         std::vector<OpId> deps;
         if (got) deps.push_back(*got);
-        if (last[chain]) deps.push_back(*last[chain]);
-        last[chain] = s.send(first, lanes, {held, blocks(first - held_lo), blocks(n)}, deps, round);
-      } else if (i == my_part && me == first) {
+        if (last[target.port]) deps.push_back(*last[target.port]);
+        last[target.port] =
+            s.send(first, lanes, {held, blocks(first - held_lo), blocks(n)}, deps, step.step);
+      } else if (me == first) {
         if (n == 1) {
-          s.recv(root, lanes, own, {}, round);
+          s.recv(root, lanes, own, {}, step.step);
         } else {
           s.scratch_bytes = blocks(n);
           held = Buffer::scratch;
           held_lo = first;
-          got = s.recv(root, lanes, {Buffer::scratch, 0, blocks(n)}, {}, round);
+          got = s.recv(root, lanes, {Buffer::scratch, 0, blocks(n)}, {}, step.step);
           s.copy({Buffer::scratch, 0, b}, own, {*got});
         }
       }
-      ++port;
     }
-    if (my_part != root_part) root = split.start(my_part);
-    lo = split.start(my_part);
-    hi = split.start(my_part + 1);
   }
   s.finalize();
   return s;
