@@ -12,6 +12,23 @@ namespace lanes::algos {
 int ceil_log2(int p);   // smallest r with 2^r >= p (0 for p <= 1)
 int floor_log2(int x);  // largest r with 2^r <= x, for x >= 1
 
+// The fold of p ranks onto the largest power of two q <= p that recursive doubling and halving
+// start and end with (R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005): with e = p - q,
+// ranks 2i and 2i + 1 (i < e) form a pair whose even rank plays virtual rank i and whose odd rank
+// sits out, handing its contribution over first and taking the result last; every rank r >= 2e
+// plays virtual rank r - e.
+struct PowerOfTwoFold {
+  int levels;  // log2 q
+  int q;
+  int extra;  // e
+  explicit PowerOfTwoFold(int p) : levels(floor_log2(p)), q(1 << levels), extra(p - q) {}
+  bool folded() const { return extra > 0; }
+  bool paired(int r) const { return r < 2 * extra; }
+  bool sits_out(int r) const { return paired(r) && r % 2 == 1; }
+  int virtual_of(int r) const { return paired(r) ? r / 2 : r - extra; }
+  int real(int v) const { return v < extra ? 2 * v : v + extra; }  // the even rank of pair v
+};
+
 // The lanes of an off-node transfer from `sender` in a round in which `sends_off(x)` tells
 // whether rank x sends off its node: every lane of the node when no other rank of the sender's
 // node does, else the lanes the sender drives (the rule the simulator checks). Sender and

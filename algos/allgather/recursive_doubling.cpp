@@ -41,16 +41,15 @@ Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs
   const int r = args.rank;
   const auto blocks = [b](int n) { return static_cast<std::size_t>(n) * b; };
   const Region own{Buffer::recv, blocks(r), b};
-  const int levels = floor_log2(p);
-  const int q = 1 << levels;
-  const int extra = p - q;
-  const int first = extra > 0 ? 1 : 0;  // first doubling round
-  s.rounds = levels + (extra > 0 ? 2 : 0);
+  const PowerOfTwoFold fold(p);
+  const int levels = fold.levels;
+  const int first = fold.folded() ? 1 : 0;  // first doubling round
+  s.rounds = levels + (fold.folded() ? 2 : 0);
   s.ports = 1;
   const LaneSet lane = layout.lanes_of[r];
   const Region everything{Buffer::recv, 0, blocks(p)};
 
-  if (r < 2 * extra && r % 2 == 1) {
+  if (fold.sits_out(r)) {
     // Folded: hand the block over, get everything back at the end.
     s.send(r - 1, lane, {Buffer::send, 0, b}, {}, 0);
     s.recv(r - 1, layout.lanes_of[r - 1], everything, {}, s.rounds - 1);
@@ -58,27 +57,27 @@ Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs
     return s;
   }
   // The first block of virtual rank v, which is also the rank that plays it.
-  const auto start = [extra](int x) { return x < extra ? 2 * x : x + extra; };
-  const int v = r < 2 * extra ? r / 2 : r - extra;
+  const int v = fold.virtual_of(r);
   std::vector<OpId> prev = {s.copy({Buffer::send, 0, b}, own)};
-  if (r < 2 * extra) {
+  if (fold.paired(r)) {
     prev.push_back(s.recv(r + 1, layout.lanes_of[r + 1], {Buffer::recv, blocks(r + 1), b}, {}, 0));
   }
   for (int j = 0; j < levels; ++j) {
     const int size = 1 << j;
     const int mine = v & ~(size - 1);
     const int theirs = mine ^ size;
-    const int peer = start(v ^ size);
-    const Region out{Buffer::recv, blocks(start(mine)), blocks(start(mine + size) - start(mine))};
-    const Region in{Buffer::recv, blocks(start(theirs)),
-                    blocks(start(theirs + size) - start(theirs))};
+    const int peer = fold.real(v ^ size);
+    const Region out{Buffer::recv, blocks(fold.real(mine)),
+                     blocks(fold.real(mine + size) - fold.real(mine))};
+    const Region in{Buffer::recv, blocks(fold.real(theirs)),
+                    blocks(fold.real(theirs + size) - fold.real(theirs))};
     const bool just_mine = out == own;
     const OpId snd = just_mine ? s.send(peer, lane, {Buffer::send, 0, b}, {}, first + j)
                                : s.send(peer, lane, out, prev, first + j);
     const OpId rcv = s.recv(peer, layout.lanes_of[peer], in, prev, first + j);
     prev = {snd, rcv};
   }
-  if (r < 2 * extra) s.send(r + 1, lane, everything, prev, s.rounds - 1);
+  if (fold.paired(r)) s.send(r + 1, lane, everything, prev, s.rounds - 1);
   s.finalize();
   return s;
 }

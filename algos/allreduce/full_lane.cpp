@@ -65,11 +65,10 @@ Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args) {
   // Scratch: phase 1's bounce area, then phase 2's incoming partial.
   const std::size_t bounce = node_bounce_bytes(n, part(0).bytes, args.elem);
   s.scratch_bytes = bounce + (nodes > 1 ? part(0).bytes : 0);
-  const int levels = floor_log2(nodes);
-  const int q = 1 << levels;
-  const int extra = nodes - q;
-  const int first = 1 + (extra > 0 ? 1 : 0);  // the first doubling round
-  s.rounds = 2 + levels + (extra > 0 ? 2 : 0);
+  const PowerOfTwoFold fold(nodes);
+  const int levels = fold.levels;
+  const int first = 1 + (fold.folded() ? 1 : 0);  // the first doubling round
+  s.rounds = 2 + levels + (fold.folded() ? 2 : 0);
   const int last_round = s.rounds - 1;
   const LaneSet lanes = layout.lanes_of[r];
   const Region result = in_recv(i);
@@ -86,27 +85,26 @@ Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args) {
       return layout.node_ranks[static_cast<std::size_t>(node)][static_cast<std::size_t>(i)];
     };
     const Region incoming{Buffer::scratch, bounce, mine};
-    if (u < 2 * extra && u % 2 == 1) {
+    if (fold.sits_out(u)) {
       const OpId out = s.send(peer(u - 1), lanes, result, rs.done, 1);
       last = s.recv(peer(u - 1), layout.lanes_of[peer(u - 1)], result, {out}, last_round - 1);
     } else {
       std::vector<OpId> before = rs.done;
-      if (u < 2 * extra) {
+      if (fold.paired(u)) {
         const OpId in = s.recv(peer(u + 1), layout.lanes_of[peer(u + 1)], incoming, {}, 1);
         before.push_back(in);
         before = {s.combine(incoming, result, before)};
       }
-      const auto real = [extra](int v) { return v < extra ? 2 * v : v + extra; };
-      const int v = u < 2 * extra ? u / 2 : u - extra;
+      const int v = fold.virtual_of(u);
       for (int j = 0; j < levels; ++j) {
-        const int partner = peer(real(v ^ (1 << j)));
+        const int partner = peer(fold.real(v ^ (1 << j)));
         const bool lower = (v & (1 << j)) == 0;
         const OpId out = s.send(partner, lanes, result, before, first + j);
         const OpId in = s.recv(partner, layout.lanes_of[partner], incoming, before, first + j);
         before = {s.combine(incoming, result, {out, in}, !lower)};
       }
       last = before[0];
-      if (u < 2 * extra) {
+      if (fold.paired(u)) {
         last = s.send(peer(u + 1), lanes, result, {last}, last_round - 1);
       }
     }

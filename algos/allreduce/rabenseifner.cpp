@@ -50,16 +50,16 @@ Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args
   const std::size_t m = args.bytes;
   Schedule s;
   if (m == 0) return s;
-  const int levels = floor_log2(p);
-  const int q = 1 << levels;
-  const int extra = p - q;
-  const int first = extra > 0 ? 1 : 0;
+  const PowerOfTwoFold fold(p);
+  const int levels = fold.levels;
+  const int q = fold.q;
+  const int first = fold.folded() ? 1 : 0;
   s.rounds = 2 * levels + 2 * first;
   s.ports = 1;
   const LaneSet lanes = layout.lanes_of[r];
   const Region own{Buffer::send, 0, m};
   const Region result{Buffer::recv, 0, m};
-  if (r < 2 * extra && r % 2 == 1) {
+  if (fold.sits_out(r)) {
     // Folded away: contribute, then receive the result (after the send: in place, the result
     // overwrites the input).
     const OpId out = s.send(r - 1, lanes, own, {}, 0);
@@ -67,8 +67,8 @@ Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args
     s.finalize();
     return s;
   }
-  const auto real = [extra](int v) { return v < extra ? 2 * v : v + extra; };
-  const int v = r < 2 * extra ? r / 2 : r - extra;
+  const auto real = [&fold](int v) { return fold.real(v); };
+  const int v = fold.virtual_of(r);
   s.scratch_bytes = m;
   const auto parts = [&](int a, int b) {
     const std::size_t lo = vector_part(m, args.elem, q, a).offset;
@@ -78,7 +78,7 @@ Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args
   const auto incoming = [](std::size_t bytes) { return Region{Buffer::scratch, 0, bytes}; };
 
   std::vector<OpId> prev;
-  if (r < 2 * extra) {
+  if (fold.paired(r)) {
     const OpId in = s.recv(r + 1, layout.lanes_of[r + 1], incoming(m), {}, 0);
     prev = {s.combine_into(own, incoming(m), result, {in})};
   } else {
@@ -102,7 +102,7 @@ Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args
     if (!step.empty()) prev = step;
   }
   // 3. Unfold.
-  if (r < 2 * extra) s.send(r + 1, lanes, result, prev, s.rounds - 1);
+  if (fold.paired(r)) s.send(r + 1, lanes, result, prev, s.rounds - 1);
   s.finalize();
   return s;
 }

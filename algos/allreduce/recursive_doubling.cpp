@@ -40,17 +40,16 @@ Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs
   const std::size_t m = args.bytes;
   Schedule s;
   if (m == 0) return s;
-  const int levels = floor_log2(p);
-  const int q = 1 << levels;
-  const int extra = p - q;
-  const int first = extra > 0 ? 1 : 0;
-  s.rounds = levels + (extra > 0 ? 2 : 0);
+  const PowerOfTwoFold fold(p);
+  const int levels = fold.levels;
+  const int first = fold.folded() ? 1 : 0;
+  s.rounds = levels + (fold.folded() ? 2 : 0);
   s.ports = 1;
   const Region result{Buffer::recv, 0, m};
   const Region incoming{Buffer::scratch, 0, m};
   const LaneSet lanes = layout.lanes_of[r];
 
-  if (r < 2 * extra && r % 2 == 1) {
+  if (fold.sits_out(r)) {
     // Folded away: contribute, then receive the result (after the send: in place, the result
     // overwrites the input).
     const OpId out = s.send(r - 1, lanes, {Buffer::send, 0, m}, {}, 0);
@@ -64,15 +63,14 @@ Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs
   const Region input{Buffer::send, 0, m};
   bool have_result = false;
   OpId last = 0;
-  if (r < 2 * extra) {
+  if (fold.paired(r)) {
     const OpId in = s.recv(r + 1, layout.lanes_of[r + 1], incoming, {}, 0);
     last = s.combine_into(input, incoming, result, {in});
     have_result = true;
   }
-  const auto real = [extra](int v) { return v < extra ? 2 * v : v + extra; };
-  const int v = r < 2 * extra ? r / 2 : r - extra;
+  const int v = fold.virtual_of(r);
   for (int j = 0; j < levels; ++j) {
-    const int partner = real(v ^ (1 << j));
+    const int partner = fold.real(v ^ (1 << j));
     const bool lower = (v & (1 << j)) == 0;
     const std::vector<OpId> after = have_result ? std::vector<OpId>{last} : std::vector<OpId>{};
     const OpId out = s.send(partner, lanes, have_result ? result : input, after, first + j);
@@ -83,7 +81,7 @@ Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs
     have_result = true;
   }
   if (!have_result) s.copy(input, result);  // alone
-  if (r < 2 * extra) s.send(r + 1, lanes, result, {last}, s.rounds - 1);
+  if (fold.paired(r)) s.send(r + 1, lanes, result, {last}, s.rounds - 1);
   s.finalize();
   return s;
 }

@@ -53,10 +53,11 @@ Schedule build_reduce_rabenseifner(const Layout& layout, const CollArgs& args) {
   const std::size_t m = args.bytes;
   Schedule s;
   if (m == 0) return s;
-  const int levels = floor_log2(p);
-  const int q = 1 << levels;
-  const int extra = p - q;
-  const int first = extra > 0 ? 1 : 0;
+  const PowerOfTwoFold fold(p);
+  const int levels = fold.levels;
+  const int q = fold.q;
+  const int extra = fold.extra;
+  const int first = fold.folded() ? 1 : 0;
   s.rounds = 2 * levels + first;
   s.ports = 1;
   const LaneSet lanes = layout.lanes_of[r];
@@ -64,13 +65,13 @@ Schedule build_reduce_rabenseifner(const Layout& layout, const CollArgs& args) {
   // The rank of a fold pair that plays its virtual rank: the root when it is in the pair.
   const auto keeper = [&](int i) { return root == 2 * i + 1 ? 2 * i + 1 : 2 * i; };
   const auto real = [&](int v) { return v < extra ? keeper(v) : v + extra; };
-  if (r < 2 * extra && r != keeper(r / 2)) {
+  if (fold.paired(r) && r != keeper(r / 2)) {
     s.send(r ^ 1, lanes, own, {}, 0);
     s.finalize();
     return s;
   }
-  const int v = r < 2 * extra ? r / 2 : r - extra;
-  const int w = root < 2 * extra ? root / 2 : root - extra;
+  const int v = fold.virtual_of(r);
+  const int w = fold.virtual_of(root);
   const bool is_root = r == root;
   const Region work = is_root ? Region{Buffer::recv, 0, m} : Region{Buffer::scratch, 0, m};
   const std::size_t in_at = is_root ? 0 : m;
@@ -84,7 +85,7 @@ Schedule build_reduce_rabenseifner(const Layout& layout, const CollArgs& args) {
   const auto incoming = [&](std::size_t bytes) { return Region{Buffer::scratch, in_at, bytes}; };
 
   std::vector<OpId> prev;
-  if (r < 2 * extra) {
+  if (fold.paired(r)) {
     const int partner = r ^ 1;
     const OpId in = s.recv(partner, layout.lanes_of[partner], incoming(m), {}, 0);
     prev = {s.combine_into(own, incoming(m), work, {in}, partner < r)};

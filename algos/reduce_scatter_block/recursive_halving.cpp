@@ -44,28 +44,26 @@ Schedule build_reduce_scatter_block_recursive_halving(const Layout& layout, cons
   const std::size_t m = args.bytes;
   Schedule s;
   if (m == 0) return s;
-  const int levels = floor_log2(p);
-  const int q = 1 << levels;
-  const int extra = p - q;
-  const int first = extra > 0 ? 1 : 0;
+  const PowerOfTwoFold fold(p);
+  const int levels = fold.levels;
+  const int q = fold.q;
+  const int first = fold.folded() ? 1 : 0;
   s.rounds = levels + 2 * first;
   s.ports = 1;
   const LaneSet lanes = layout.lanes_of[r];
   const std::size_t all = static_cast<std::size_t>(p) * m;
   const Region result{Buffer::recv, 0, m};
-  if (r < 2 * extra && r % 2 == 1) {
+  if (fold.sits_out(r)) {
     s.send(r - 1, lanes, {Buffer::send, 0, all}, {}, 0);
     s.recv(r - 1, layout.lanes_of[r - 1], result, {}, s.rounds - 1);
     s.finalize();
     return s;
   }
-  const auto real = [extra](int v) { return v < extra ? 2 * v : v + extra; };
-  const auto block = [extra](int v) { return v < extra ? 2 * v : v + extra; };
-  const int v = r < 2 * extra ? r / 2 : r - extra;
+  const int v = fold.virtual_of(r);
   // The blocks of virtual ranks [a, b) in the working copy.
   const auto owned = [&](int a, int b) {
-    const auto lo = static_cast<std::size_t>(block(a)) * m;
-    return Region{Buffer::scratch, lo, static_cast<std::size_t>(block(b)) * m - lo};
+    const auto lo = static_cast<std::size_t>(fold.real(a)) * m;
+    return Region{Buffer::scratch, lo, static_cast<std::size_t>(fold.real(b)) * m - lo};
   };
   const auto incoming = [all](std::size_t bytes) { return Region{Buffer::scratch, all, bytes}; };
   s.scratch_bytes = 2 * all;
@@ -73,7 +71,7 @@ Schedule build_reduce_scatter_block_recursive_halving(const Layout& layout, cons
   const Region work{Buffer::scratch, 0, all};
   const Region input{Buffer::send, 0, all};
   std::vector<OpId> prev;
-  if (r < 2 * extra) {
+  if (fold.paired(r)) {
     const OpId in = s.recv(r + 1, layout.lanes_of[r + 1], incoming(all), {}, 0);
     prev = {s.combine_into(input, incoming(all), work, {in})};
   } else {
@@ -81,7 +79,7 @@ Schedule build_reduce_scatter_block_recursive_halving(const Layout& layout, cons
   }
   for (int k = 0; k < levels; ++k) {
     const int d = q >> (k + 1);
-    const int partner = real(v ^ d);
+    const int partner = fold.real(v ^ d);
     const int group = v & ~(2 * d - 1);
     const bool lower = (v & d) == 0;
     const Region keep = lower ? owned(group, group + d) : owned(group + d, group + 2 * d);
@@ -96,7 +94,7 @@ Schedule build_reduce_scatter_block_recursive_halving(const Layout& layout, cons
   // v's blocks: block r, and block r + 1 of its fold partner.
   const Region mine = owned(v, v + 1);
   s.copy({Buffer::scratch, mine.offset, m}, result, prev);
-  if (r < 2 * extra) {
+  if (fold.paired(r)) {
     s.send(r + 1, lanes, {Buffer::scratch, mine.offset + m, m}, prev, s.rounds - 1);
   }
   s.finalize();
