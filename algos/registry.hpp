@@ -41,127 +41,13 @@ const char* fallback_algorithm(Collective coll);
 // Comma-separated names, for error messages and lanes-info.
 std::string algorithm_names(Collective coll);
 
-// Declarations of every algorithm's builder, one file each under algos/<collective>/.
-// bcast
-Schedule build_bcast_binomial(const Layout& layout, const CollArgs& args);
-Schedule build_bcast_kported(const Layout& layout, const CollArgs& args);
-Schedule build_bcast_scatter_allgather(const Layout& layout, const CollArgs& args);
-Schedule build_bcast_scatter_ring(const Layout& layout, const CollArgs& args);
-Schedule build_bcast_scatter_ring_bwsave(const Layout& layout, const CollArgs& args);
-Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args);
-Schedule build_bcast_full_lane(const Layout& layout, const CollArgs& args);
-Schedule build_bcast_k_lane(const Layout& layout, const CollArgs& args);
-Schedule build_bcast_pipeline(const Layout& layout, const CollArgs& args);
-// (end of bcast)
-// scatter
-Schedule build_scatter_binomial(const Layout& layout, const CollArgs& args);
-Schedule build_scatter_linear(const Layout& layout, const CollArgs& args);
-Schedule build_scatter_kported(const Layout& layout, const CollArgs& args);
-Schedule build_scatter_full_lane(const Layout& layout, const CollArgs& args);
-Schedule build_scatter_k_lane(const Layout& layout, const CollArgs& args);
-// (end of scatter)
-// gather
-Schedule build_gather_linear(const Layout& layout, const CollArgs& args);
-Schedule build_gather_binomial(const Layout& layout, const CollArgs& args);
-// (end of gather)
-// alltoall
-Schedule build_alltoall_pairwise(const Layout& layout, const CollArgs& args);
-Schedule build_alltoall_kported(const Layout& layout, const CollArgs& args);
-Schedule build_alltoall_bruck(const Layout& layout, const CollArgs& args);
-Schedule build_alltoall_full_lane(const Layout& layout, const CollArgs& args);
-Schedule build_alltoall_k_lane(const Layout& layout, const CollArgs& args);
-Schedule build_alltoall_windowed(const Layout& layout, const CollArgs& args);
-// (end of alltoall)
-// allgather
-Schedule build_allgather_linear(const Layout& layout, const CollArgs& args);
-Schedule build_allgather_ring(const Layout& layout, const CollArgs& args);
-Schedule build_allgather_recursive_doubling(const Layout& layout, const CollArgs& args);
-Schedule build_allgather_bruck(const Layout& layout, const CollArgs& args);
-Schedule build_allgather_node_aware(const Layout& layout, const CollArgs& args);
-// (end of allgather)
-// reduce
-Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_linear(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_chain(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_binary(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_in_order_binary(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_rabenseifner(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_hierarchical_linear(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_hierarchical_chain(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_hierarchical_binary(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_hierarchical_binomial(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_hierarchical_in_order_binary(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_hierarchical_rabenseifner(const Layout& layout, const CollArgs& args);
-// (end of reduce)
-// allreduce
-Schedule build_allreduce_recursive_doubling(const Layout& layout, const CollArgs& args);
-Schedule build_allreduce_ring(const Layout& layout, const CollArgs& args);
-Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args);
-Schedule build_allreduce_rabenseifner(const Layout& layout, const CollArgs& args);
-Schedule build_allreduce_reduce_bcast(const Layout& layout, const CollArgs& args);
-Schedule build_allreduce_hierarchical(const Layout& layout, const CollArgs& args);
-// (end of allreduce)
-// barrier
-Schedule build_barrier_dissemination(const Layout& layout, const CollArgs& args);
-// (end of barrier)
-// reduce_scatter_block
-Schedule build_reduce_scatter_block_ring(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_scatter_block_pairwise(const Layout& layout, const CollArgs& args);
-Schedule build_reduce_scatter_block_recursive_halving(const Layout& layout, const CollArgs& args);
-// (end of reduce_scatter_block)
-
-// Cost formulas (cost_model.hpp), defined beside their algorithms.
-double cost_bcast_binomial(const CostInput& in, const MachineParams& m);
-double cost_scatter_binomial(const CostInput& in, const MachineParams& m);
-double cost_alltoall_pairwise(const CostInput& in, const MachineParams& m);
-double cost_allgather_linear(const CostInput& in, const MachineParams& m);
-double cost_bcast_kported(const CostInput& in, const MachineParams& m);
-double cost_bcast_scatter_allgather(const CostInput& in, const MachineParams& m);
-double cost_bcast_scatter_ring(const CostInput& in, const MachineParams& m);
-double cost_bcast_scatter_ring_bwsave(const CostInput& in, const MachineParams& m);
-double cost_bcast_hierarchical(const CostInput& in, const MachineParams& m);
-double cost_bcast_full_lane(const CostInput& in, const MachineParams& m);
-double cost_bcast_k_lane(const CostInput& in, const MachineParams& m);
-double cost_bcast_pipeline(const CostInput& in, const MachineParams& m);
-double cost_scatter_linear(const CostInput& in, const MachineParams& m);
-double cost_scatter_kported(const CostInput& in, const MachineParams& m);
-double cost_scatter_full_lane(const CostInput& in, const MachineParams& m);
-double cost_scatter_k_lane(const CostInput& in, const MachineParams& m);
-double cost_gather_linear(const CostInput& in, const MachineParams& m);
-double cost_gather_binomial(const CostInput& in, const MachineParams& m);
-double cost_alltoall_kported(const CostInput& in, const MachineParams& m);
-double cost_alltoall_bruck(const CostInput& in, const MachineParams& m);
-double cost_alltoall_full_lane(const CostInput& in, const MachineParams& m);
-double cost_alltoall_k_lane(const CostInput& in, const MachineParams& m);
-double cost_alltoall_windowed(const CostInput& in, const MachineParams& m);
-double cost_allgather_ring(const CostInput& in, const MachineParams& m);
-double cost_allgather_recursive_doubling(const CostInput& in, const MachineParams& m);
-double cost_allgather_bruck(const CostInput& in, const MachineParams& m);
-double cost_allgather_node_aware(const CostInput& in, const MachineParams& m);
-double cost_reduce_binomial(const CostInput& in, const MachineParams& m);
-double cost_reduce_full_lane(const CostInput& in, const MachineParams& m);
-double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParams& m);
-double cost_allreduce_ring(const CostInput& in, const MachineParams& m);
-double cost_allreduce_full_lane(const CostInput& in, const MachineParams& m);
-double cost_barrier_dissemination(const CostInput& in, const MachineParams& m);
-double cost_reduce_scatter_block_ring(const CostInput& in, const MachineParams& m);
-double cost_reduce_scatter_block_pairwise(const CostInput& in, const MachineParams& m);
-double cost_reduce_linear(const CostInput& in, const MachineParams& m);
-double cost_reduce_chain(const CostInput& in, const MachineParams& m);
-double cost_reduce_binary(const CostInput& in, const MachineParams& m);
-double cost_reduce_in_order_binary(const CostInput& in, const MachineParams& m);
-double cost_reduce_rabenseifner(const CostInput& in, const MachineParams& m);
-double cost_reduce_hierarchical_linear(const CostInput& in, const MachineParams& m);
-double cost_reduce_hierarchical_chain(const CostInput& in, const MachineParams& m);
-double cost_reduce_hierarchical_binary(const CostInput& in, const MachineParams& m);
-double cost_reduce_hierarchical_binomial(const CostInput& in, const MachineParams& m);
-double cost_reduce_hierarchical_in_order_binary(const CostInput& in, const MachineParams& m);
-double cost_reduce_hierarchical_rabenseifner(const CostInput& in, const MachineParams& m);
-double cost_allreduce_rabenseifner(const CostInput& in, const MachineParams& m);
-double cost_allreduce_reduce_bcast(const CostInput& in, const MachineParams& m);
-double cost_allreduce_hierarchical(const CostInput& in, const MachineParams& m);
-double cost_reduce_scatter_block_recursive_halving(const CostInput& in, const MachineParams& m);
-// (end of costs)
+// Every algorithm's builder, cost formula and registry entry, defined in its own file and listed
+// once in algorithms.def.
+#define LANES_ALGORITHM(id, file)                                  \
+  Schedule build_##id(const Layout& layout, const CollArgs& args); \
+  double cost_##id(const CostInput& in, const MachineParams& m);   \
+  extern const Algorithm algorithm_##id;
+#include "algos/algorithms.def"
+#undef LANES_ALGORITHM
 
 }  // namespace lanes::algos

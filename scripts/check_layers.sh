@@ -25,7 +25,7 @@ check() {
 error='[<"]lanes/error\.hpp[>"]'
 std='<[a-z_]+>'                     # <vector>, <cstdio>: the C++ standard library
 sys='<[a-z0-9_/]+\.h>'              # <sys/mman.h>, <ucp/api/ucp.h>, <pmix.h>
-check algos "^($std|$error|\"algos/[a-z0-9_/]+\.hpp\")\$"
+check algos "^($std|$error|\"algos/[a-z0-9_/]+\.(hpp|def)\")\$"
 check topo "^($std|$sys|$error|\"topo/[a-z0-9_/]+\.hpp\")\$"
 check transport "^($std|$sys|$error|\"transport/[a-z0-9_/]+\.hpp\")\$"
 check mpi "^($std|<mpi\.h>|<lanes/[a-z_]+\.hpp>|\"mpi/[a-z0-9_/]+\.hpp\")\$"

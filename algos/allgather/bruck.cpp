@@ -88,4 +88,11 @@ double cost_allgather_bruck(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_allgather_bruck{"bruck",
+                                          Collective::allgather,
+                                          build_allgather_bruck,
+                                          nullptr,
+                                          "dissemination, ceil(log2 p) rounds, final rotation",
+                                          cost_allgather_bruck};
+
 }  // namespace lanes::algos

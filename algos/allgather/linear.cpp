@@ -55,4 +55,12 @@ double cost_allgather_linear(const CostInput& in, const MachineParams& m) {
   return std::max((n - 1) * shm_time(c, m), off);
 }
 
+const Algorithm algorithm_allgather_linear{
+    "linear",
+    Collective::allgather,
+    build_allgather_linear,
+    nullptr,
+    "direct exchange with every rank, all messages posted at once",
+    cost_allgather_linear};
+
 }  // namespace lanes::algos

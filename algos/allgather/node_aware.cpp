@@ -122,4 +122,12 @@ double cost_allgather_node_aware(const CostInput& in, const MachineParams& m) {
   return local + (nodes - 1) * rail_time(n * b, 1.0, in, m, Spread::node);
 }
 
+const Algorithm algorithm_allgather_node_aware{
+    "node-aware",
+    Collective::allgather,
+    build_allgather_node_aware,
+    nullptr,
+    "gather to node leaders, ring among leaders, broadcast on each node",
+    cost_allgather_node_aware};
+
 }  // namespace lanes::algos

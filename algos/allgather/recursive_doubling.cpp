@@ -104,4 +104,12 @@ double cost_allgather_recursive_doubling(const CostInput& in, const MachineParam
   return t;
 }
 
+const Algorithm algorithm_allgather_recursive_doubling{
+    "recursive-doubling",
+    Collective::allgather,
+    build_allgather_recursive_doubling,
+    nullptr,
+    "log2 p rounds of doubling exchanges; non-powers of two fold onto a power of two",
+    cost_allgather_recursive_doubling};
+
 }  // namespace lanes::algos

@@ -58,4 +58,12 @@ double cost_allgather_ring(const CostInput& in, const MachineParams& m) {
   return static_cast<double>(in.p() - 1) * step;
 }
 
+const Algorithm algorithm_allgather_ring{
+    "ring",
+    Collective::allgather,
+    build_allgather_ring,
+    nullptr,
+    "p-1 steps, each forwarding the last block received to r+1",
+    cost_allgather_ring};
+
 }  // namespace lanes::algos

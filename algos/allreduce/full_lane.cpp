@@ -136,4 +136,13 @@ double cost_allreduce_full_lane(const CostInput& in, const MachineParams& m) {
          (folded ? 2 * hop + combine_time(part, m) : 0);
 }
 
+const Algorithm algorithm_allreduce_full_lane{
+    "full-lane",
+    Collective::allreduce,
+    build_allreduce_full_lane,
+    regular_layout,
+    "node reduce-scatter, n concurrent allreduces of m/n between nodes, node allgather",
+    cost_allreduce_full_lane,
+    rank_order_on_consecutive_nodes};
+
 }  // namespace lanes::algos

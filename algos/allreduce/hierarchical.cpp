@@ -174,4 +174,13 @@ double cost_allreduce_hierarchical(const CostInput& in, const MachineParams& m) 
   return plan_cost(choose(in.p(), in), in, in.p(), m);
 }
 
+const Algorithm algorithm_allreduce_hierarchical{
+    "hierarchical",
+    Collective::allreduce,
+    build_allreduce_hierarchical,
+    nullptr,
+    "binomial reduce in G groups, allreduce among leaders, binomial bcast; G by the model",
+    cost_allreduce_hierarchical,
+    rank_order_always};
+
 }  // namespace lanes::algos

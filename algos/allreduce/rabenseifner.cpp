@@ -127,4 +127,13 @@ double cost_allreduce_rabenseifner(const CostInput& in, const MachineParams& m) 
   return t;
 }
 
+const Algorithm algorithm_allreduce_rabenseifner{
+    "rabenseifner",
+    Collective::allreduce,
+    build_allreduce_rabenseifner,
+    nullptr,
+    "recursive-halving reduce-scatter, recursive-doubling allgather; non-powers of two fold",
+    cost_allreduce_rabenseifner,
+    rank_order_always};
+
 }  // namespace lanes::algos

@@ -105,4 +105,13 @@ double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParam
   return t;
 }
 
+const Algorithm algorithm_allreduce_recursive_doubling{
+    "recursive-doubling",
+    Collective::allreduce,
+    build_allreduce_recursive_doubling,
+    nullptr,
+    "log2 p rounds exchanging and combining the whole vector; non-powers of two fold",
+    cost_allreduce_recursive_doubling,
+    rank_order_always};
+
 }  // namespace lanes::algos

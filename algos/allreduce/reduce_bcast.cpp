@@ -56,4 +56,13 @@ double cost_allreduce_reduce_bcast(const CostInput& in, const MachineParams& m) 
   return cost_reduce_binomial(in, m) + cost_bcast_binomial(in, m);
 }
 
+const Algorithm algorithm_allreduce_reduce_bcast{
+    "reduce-bcast",
+    Collective::allreduce,
+    build_allreduce_reduce_bcast,
+    nullptr,
+    "binomial reduce to rank 0, then binomial bcast; 2 ceil(log2 p) rounds",
+    cost_allreduce_reduce_bcast,
+    rank_order_always};
+
 }  // namespace lanes::algos

@@ -92,4 +92,12 @@ double cost_allreduce_ring(const CostInput& in, const MachineParams& m) {
          static_cast<double>(p - 1) * (2 * hop + combine_time(part, m));
 }
 
+const Algorithm algorithm_allreduce_ring{
+    "ring",
+    Collective::allreduce,
+    build_allreduce_ring,
+    nullptr,
+    "ring reduce-scatter then ring allgather of p parts; 2(p-1) steps, bandwidth-optimal",
+    cost_allreduce_ring};
+
 }  // namespace lanes::algos

@@ -176,4 +176,12 @@ double cost_alltoall_bruck(const CostInput& in, const MachineParams& m) {
   return t + copied * m.beta_shm;
 }
 
+const Algorithm algorithm_alltoall_bruck{
+    "bruck",
+    Collective::alltoall,
+    build_alltoall_bruck,
+    nullptr,
+    "message combining, ceil(log2 p) rounds of about p/2 blocks",
+    cost_alltoall_bruck};
+
 }  // namespace lanes::algos

@@ -185,4 +185,12 @@ double cost_alltoall_full_lane(const CostInput& in, const MachineParams& m) {
   return (n - 1) * shm_time(nodes * b, m) + (nodes - 1) * rail_time(n * b, n, in, m) + copies;
 }
 
+const Algorithm algorithm_alltoall_full_lane{
+    "full-lane",
+    Collective::alltoall,
+    build_alltoall_full_lane,
+    regular_layout,
+    "node-local combining alltoall, then n concurrent alltoalls of n-block messages",
+    cost_alltoall_full_lane};
+
 }  // namespace lanes::algos

@@ -87,4 +87,12 @@ double cost_alltoall_k_lane(const CostInput& in, const MachineParams& m) {
   return (nodes - 1) * n * rail_time(b, n, in, m) + local;
 }
 
+const Algorithm algorithm_alltoall_k_lane{
+    "k-lane",
+    Collective::alltoall,
+    build_alltoall_k_lane,
+    regular_layout,
+    "N-1 node rounds of n steps to distinct remote ranks, then an on-node round",
+    cost_alltoall_k_lane};
+
 }  // namespace lanes::algos

@@ -81,4 +81,12 @@ double cost_alltoall_kported(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_alltoall_kported{
+    "kported",
+    Collective::alltoall,
+    build_alltoall_kported,
+    nullptr,
+    "ceil((p-1)/k) rounds, each sending k blocks to r+d on lanes 0..k-1",
+    cost_alltoall_kported};
+
 }  // namespace lanes::algos

@@ -65,4 +65,11 @@ double cost_alltoall_pairwise(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_alltoall_pairwise{"pairwise",
+                                            Collective::alltoall,
+                                            build_alltoall_pairwise,
+                                            nullptr,
+                                            "p-1 steps, step s sends to r+s and receives from r-s",
+                                            cost_alltoall_pairwise};
+
 }  // namespace lanes::algos

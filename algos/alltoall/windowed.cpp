@@ -78,4 +78,12 @@ double cost_alltoall_windowed(const CostInput& in, const MachineParams& m) {
   return std::max(on, starts + volume / node_rate(in, m));
 }
 
+const Algorithm algorithm_alltoall_windowed{
+    "windowed",
+    Collective::alltoall,
+    build_alltoall_windowed,
+    nullptr,
+    "pairwise steps with 2k in flight, so every lane of a node stays busy",
+    cost_alltoall_windowed};
+
 }  // namespace lanes::algos

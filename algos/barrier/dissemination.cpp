@@ -49,4 +49,12 @@ double cost_barrier_dissemination(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_barrier_dissemination{
+    "dissemination",
+    Collective::barrier,
+    build_barrier_dissemination,
+    nullptr,
+    "ceil(log2 p) rounds, rank r signals r + 2^j and waits for r - 2^j",
+    cost_barrier_dissemination};
+
 }  // namespace lanes::algos

@@ -58,4 +58,11 @@ double cost_bcast_binomial(const CostInput& in, const MachineParams& m) {
   return binomial_tree_time(static_cast<double>(in.bytes), in, m, Spread::node);
 }
 
+const Algorithm algorithm_bcast_binomial{"binomial",
+                                         Collective::bcast,
+                                         build_bcast_binomial,
+                                         nullptr,
+                                         "binomial tree, ceil(log2 p) rounds of the whole message",
+                                         cost_bcast_binomial};
+
 }  // namespace lanes::algos

@@ -133,4 +133,12 @@ double cost_bcast_full_lane(const CostInput& in, const MachineParams& m) {
   return t + static_cast<double>(n - 1) * shm_time(block, m);
 }
 
+const Algorithm algorithm_bcast_full_lane{
+    "full-lane",
+    Collective::bcast,
+    build_bcast_full_lane,
+    regular_layout,
+    "scatter on the root's node, n concurrent bcasts between nodes, allgather on every node",
+    cost_bcast_full_lane};
+
 }  // namespace lanes::algos

@@ -81,4 +81,12 @@ double cost_bcast_hierarchical(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_bcast_hierarchical{
+    "hierarchical",
+    Collective::bcast,
+    build_bcast_hierarchical,
+    nullptr,
+    "binomial among node leaders, then binomial on every node",
+    cost_bcast_hierarchical};
+
 }  // namespace lanes::algos

@@ -175,4 +175,12 @@ double cost_bcast_k_lane(const CostInput& in, const MachineParams& m) {
          steps * rail_time(c, static_cast<double>(ports), in, m);
 }
 
+const Algorithm algorithm_bcast_k_lane{
+    "k-lane",
+    Collective::bcast,
+    build_bcast_k_lane,
+    nullptr,
+    "k-ported over nodes with k ranks per node as the ports, then bcast on every node",
+    cost_bcast_k_lane};
+
 }  // namespace lanes::algos

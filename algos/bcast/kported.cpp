@@ -71,4 +71,12 @@ double cost_bcast_kported(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_bcast_kported{
+    "kported",
+    Collective::bcast,
+    build_bcast_kported,
+    nullptr,
+    "k-ported divide and conquer, k = lanes concurrent sends, ceil(log_{k+1} p) rounds",
+    cost_bcast_kported};
+
 }  // namespace lanes::algos

@@ -171,4 +171,12 @@ double cost_bcast_pipeline(const CostInput& in, const MachineParams& m) {
          static_cast<double>(segs + in.nodes - 2) * step + std::max(local, shm_time(seg, m));
 }
 
+const Algorithm algorithm_bcast_pipeline{
+    "pipeline",
+    Collective::bcast,
+    build_bcast_pipeline,
+    nullptr,
+    "one part per lane, pipelined in segments along a chain of the nodes on its lane",
+    cost_bcast_pipeline};
+
 }  // namespace lanes::algos

@@ -152,4 +152,12 @@ double cost_bcast_scatter_allgather(const CostInput& in, const MachineParams& m)
   return t;
 }
 
+const Algorithm algorithm_bcast_scatter_allgather{
+    "scatter-allgather",
+    Collective::bcast,
+    build_bcast_scatter_allgather,
+    nullptr,
+    "binomial scatter of p blocks, recursive-doubling allgather (fold for non-powers of two)",
+    cost_bcast_scatter_allgather};
+
 }  // namespace lanes::algos

@@ -88,4 +88,12 @@ double cost_bcast_scatter_ring(const CostInput& in, const MachineParams& m) {
   return binomial_scatter_time(block, in, m) + (p - 1) * step;
 }
 
+const Algorithm algorithm_bcast_scatter_ring{
+    "scatter-ring",
+    Collective::bcast,
+    build_bcast_scatter_ring,
+    nullptr,
+    "binomial scatter of p blocks, ring allgather in p-1 steps",
+    cost_bcast_scatter_ring};
+
 }  // namespace lanes::algos

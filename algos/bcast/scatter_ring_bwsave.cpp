@@ -106,4 +106,12 @@ double cost_bcast_scatter_ring_bwsave(const CostInput& in, const MachineParams& 
          static_cast<double>(quiet) * shm_time(block, m);
 }
 
+const Algorithm algorithm_bcast_scatter_ring_bwsave{
+    "scatter-ring-bwsave",
+    Collective::bcast,
+    build_bcast_scatter_ring_bwsave,
+    nullptr,
+    "scatter-ring that never sends a rank a block it holds from the scatter",
+    cost_bcast_scatter_ring_bwsave};
+
 }  // namespace lanes::algos

@@ -125,4 +125,12 @@ double cost_gather_binomial(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_gather_binomial{
+    "binomial",
+    Collective::gather,
+    build_gather_binomial,
+    nullptr,
+    "binomial tree, each rank sends its subtree's blocks up; ceil(log2 p) rounds",
+    cost_gather_binomial};
+
 }  // namespace lanes::algos

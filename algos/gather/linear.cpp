@@ -64,4 +64,12 @@ double cost_gather_linear(const CostInput& in, const MachineParams& m) {
   return std::max(on, off);
 }
 
+const Algorithm algorithm_gather_linear{
+    "linear",
+    Collective::gather,
+    build_gather_linear,
+    nullptr,
+    "every rank sends its block directly to the root; one round",
+    cost_gather_linear};
+
 }  // namespace lanes::algos

@@ -69,4 +69,12 @@ double cost_reduce_binary(const CostInput& in, const MachineParams& m) {
   return binary_tree_rounds(p, segments) * step;
 }
 
+const Algorithm algorithm_reduce_binary{
+    "binary",
+    Collective::reduce,
+    build_reduce_binary,
+    nullptr,
+    "segments pipelined up a heap-ordered binary tree, two rounds per level",
+    cost_reduce_binary};
+
 }  // namespace lanes::algos

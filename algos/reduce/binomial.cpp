@@ -77,4 +77,13 @@ double cost_reduce_binomial(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_reduce_binomial{
+    "binomial",
+    Collective::reduce,
+    build_reduce_binomial,
+    nullptr,
+    "binomial tree, each rank combines its subtree in rank order; ceil(log2 p) rounds",
+    cost_reduce_binomial,
+    rank_order_at_root_zero};
+
 }  // namespace lanes::algos

@@ -69,4 +69,13 @@ double cost_reduce_chain(const CostInput& in, const MachineParams& m) {
   return first + static_cast<double>(segments - 1) * (crossings > 0 ? remote : local);
 }
 
+const Algorithm algorithm_reduce_chain{
+    "chain",
+    Collective::reduce,
+    build_reduce_chain,
+    nullptr,
+    "segments pipelined along the chain p-1 -> ... -> 0 relative to the root",
+    cost_reduce_chain,
+    rank_order_at_root_zero};
+
 }  // namespace lanes::algos

@@ -148,4 +148,13 @@ double cost_reduce_full_lane(const CostInput& in, const MachineParams& m) {
   return node + levels * (rail_time(part, n, in, m) + combine_time(part, m));
 }
 
+const Algorithm algorithm_reduce_full_lane{
+    "full-lane",
+    Collective::reduce,
+    build_reduce_full_lane,
+    regular_layout,
+    "node reduce-scatter, n concurrent binomial reduces of m/n between nodes, gather at root",
+    cost_reduce_full_lane,
+    rank_order_on_consecutive_nodes_root_node_zero};
+
 }  // namespace lanes::algos

@@ -255,4 +255,52 @@ double cost_reduce_hierarchical_rabenseifner(const CostInput& in, const MachineP
   return cost_transformed(in, m, cost_reduce_rabenseifner);
 }
 
+const Algorithm algorithm_reduce_hierarchical_linear{
+    "hierarchical-linear",
+    Collective::reduce,
+    build_reduce_hierarchical_linear,
+    nullptr,
+    "linear inside G groups of p/G ranks, then among their leaders; G by the cost model",
+    cost_reduce_hierarchical_linear,
+    rank_order_always};
+const Algorithm algorithm_reduce_hierarchical_chain{
+    "hierarchical-chain",
+    Collective::reduce,
+    build_reduce_hierarchical_chain,
+    nullptr,
+    "chain inside G groups of p/G ranks, then among their leaders; G by the cost model",
+    cost_reduce_hierarchical_chain,
+    rank_order_at_root_zero};
+const Algorithm algorithm_reduce_hierarchical_binary{
+    "hierarchical-binary",
+    Collective::reduce,
+    build_reduce_hierarchical_binary,
+    nullptr,
+    "binary inside G groups of p/G ranks, then among their leaders; G by the cost model",
+    cost_reduce_hierarchical_binary};
+const Algorithm algorithm_reduce_hierarchical_binomial{
+    "hierarchical-binomial",
+    Collective::reduce,
+    build_reduce_hierarchical_binomial,
+    nullptr,
+    "binomial inside G groups of p/G ranks, then among their leaders; G by the cost model",
+    cost_reduce_hierarchical_binomial,
+    rank_order_at_root_zero};
+const Algorithm algorithm_reduce_hierarchical_in_order_binary{
+    "hierarchical-in-order-binary",
+    Collective::reduce,
+    build_reduce_hierarchical_in_order_binary,
+    nullptr,
+    "in-order-binary inside G groups, then among their leaders; rank order; G by the model",
+    cost_reduce_hierarchical_in_order_binary,
+    rank_order_always};
+const Algorithm algorithm_reduce_hierarchical_rabenseifner{
+    "hierarchical-rabenseifner",
+    Collective::reduce,
+    build_reduce_hierarchical_rabenseifner,
+    nullptr,
+    "rabenseifner inside G groups of p/G ranks, then among their leaders",
+    cost_reduce_hierarchical_rabenseifner,
+    rank_order_always};
+
 }  // namespace lanes::algos

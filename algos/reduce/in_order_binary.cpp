@@ -107,4 +107,13 @@ double cost_reduce_in_order_binary(const CostInput& in, const MachineParams& m) 
   return binary_tree_rounds(p, segments) * step;
 }
 
+const Algorithm algorithm_reduce_in_order_binary{
+    "in-order-binary",
+    Collective::reduce,
+    build_reduce_in_order_binary,
+    nullptr,
+    "binary tree of rank ranges rooted at 0, combined in rank order; a hop to the root",
+    cost_reduce_in_order_binary,
+    rank_order_always};
+
 }  // namespace lanes::algos

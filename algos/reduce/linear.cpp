@@ -82,4 +82,13 @@ double cost_reduce_linear(const CostInput& in, const MachineParams& m) {
          static_cast<double>(remote) * (rail_time(bytes, 1.0, in, m) + combine_time(bytes, m));
 }
 
+const Algorithm algorithm_reduce_linear{
+    "linear",
+    Collective::reduce,
+    build_reduce_linear,
+    nullptr,
+    "every rank sends to the root, which combines them in rank order; p - 1 rounds",
+    cost_reduce_linear,
+    rank_order_always};
+
 }  // namespace lanes::algos

@@ -134,4 +134,13 @@ double cost_reduce_rabenseifner(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_reduce_rabenseifner{
+    "rabenseifner",
+    Collective::reduce,
+    build_reduce_rabenseifner,
+    nullptr,
+    "recursive-halving reduce-scatter, binomial gather to the root; non-powers of two fold",
+    cost_reduce_rabenseifner,
+    rank_order_always};
+
 }  // namespace lanes::algos

@@ -63,4 +63,13 @@ double cost_reduce_scatter_block_pairwise(const CostInput& in, const MachinePara
   return std::max(wire, local) + others * combine_time(b, m);
 }
 
+const Algorithm algorithm_reduce_scatter_block_pairwise{
+    "pairwise",
+    Collective::reduce_scatter_block,
+    build_reduce_scatter_block_pairwise,
+    nullptr,
+    "every block straight to its owner, all at once; combined in rank order",
+    cost_reduce_scatter_block_pairwise,
+    rank_order_always};
+
 }  // namespace lanes::algos

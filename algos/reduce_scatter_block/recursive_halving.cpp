@@ -122,4 +122,12 @@ double cost_reduce_scatter_block_recursive_halving(const CostInput& in, const Ma
   return t;
 }
 
+const Algorithm algorithm_reduce_scatter_block_recursive_halving{
+    "recursive-halving",
+    Collective::reduce_scatter_block,
+    build_reduce_scatter_block_recursive_halving,
+    nullptr,
+    "log2 p halving steps, each sending half the remaining blocks; non-powers of two fold",
+    cost_reduce_scatter_block_recursive_halving};
+
 }  // namespace lanes::algos

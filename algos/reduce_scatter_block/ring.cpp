@@ -72,4 +72,12 @@ double cost_reduce_scatter_block_ring(const CostInput& in, const MachineParams& 
   return static_cast<double>(p - 1) * (hop + combine_time(b, m));
 }
 
+const Algorithm algorithm_reduce_scatter_block_ring{
+    "ring",
+    Collective::reduce_scatter_block,
+    build_reduce_scatter_block_ring,
+    nullptr,
+    "p-1 steps, each passing one block's partial to r+1",
+    cost_reduce_scatter_block_ring};
+
 }  // namespace lanes::algos

@@ -108,4 +108,12 @@ double cost_scatter_binomial(const CostInput& in, const MachineParams& m) {
   return binomial_scatter_time(static_cast<double>(in.bytes), in, m, Spread::node);
 }
 
+const Algorithm algorithm_scatter_binomial{
+    "binomial",
+    Collective::scatter,
+    build_scatter_binomial,
+    nullptr,
+    "binomial tree, each child gets its subtree's blocks; ceil(log2 p) rounds",
+    cost_scatter_binomial};
+
 }  // namespace lanes::algos

@@ -178,4 +178,12 @@ double cost_scatter_full_lane(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_scatter_full_lane{
+    "full-lane",
+    Collective::scatter,
+    build_scatter_full_lane,
+    regular_layout,
+    "scatter on the root's node, then n binomial scatters over the nodes; regular layouts",
+    cost_scatter_full_lane};
+
 }  // namespace lanes::algos

@@ -265,4 +265,12 @@ double cost_scatter_k_lane(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_scatter_k_lane{
+    "k-lane",
+    Collective::scatter,
+    build_scatter_k_lane,
+    nullptr,
+    "k-ported scatter over nodes, k ranks per node acting as the k ports",
+    cost_scatter_k_lane};
+
 }  // namespace lanes::algos

@@ -106,4 +106,12 @@ double cost_scatter_kported(const CostInput& in, const MachineParams& m) {
   return t;
 }
 
+const Algorithm algorithm_scatter_kported{
+    "kported",
+    Collective::scatter,
+    build_scatter_kported,
+    nullptr,
+    "k-ported divide and conquer over k + 1 subranges; ceil(log_{k+1} p) rounds",
+    cost_scatter_kported};
+
 }  // namespace lanes::algos

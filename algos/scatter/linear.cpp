@@ -65,4 +65,12 @@ double cost_scatter_linear(const CostInput& in, const MachineParams& m) {
   return std::max(on, off);
 }
 
+const Algorithm algorithm_scatter_linear{
+    "linear",
+    Collective::scatter,
+    build_scatter_linear,
+    nullptr,
+    "the root sends every block directly, all posted at once; one round",
+    cost_scatter_linear};
+
 }  // namespace lanes::algos
