@@ -126,6 +126,16 @@ void Execution::recycle() noexcept {
 }
 
 void Execution::start(OpId id) {
+  try {
+    start_op(id);
+  } catch (const Error& e) {
+    abort(e.code(), e.what());
+  } catch (const std::exception& e) {
+    abort(Errc::internal, e.what());
+  }
+}
+
+void Execution::start_op(OpId id) {
   const Op& op = prepared_->schedule.ops[id];
   const auto& layout = comm_->layout();
   if (op.kind == OpKind::copy || op.kind == OpKind::combine) {
@@ -143,7 +153,10 @@ void Execution::start(OpId id) {
   if (layout.same_node(op.peer, comm_->rank())) {
     const int peer = layout.local_rank_of[static_cast<std::size_t>(op.peer)];
     transport::NodeChannels* ch = comm_->channels();
-    if (ch == nullptr) throw Error(Errc::internal, "no node channels for an on-node message");
+    if (ch == nullptr) {
+      abort(Errc::internal, "no node channels for an on-node message");
+      return;
+    }
     transfers_[id] =
         is_send
             ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes,

@@ -107,7 +107,10 @@ class Execution {
   using Transfer =
       std::variant<std::monostate, transport::RailRequest, Striped, transport::ShmTransfer>;
   ScheduleBuffers buffers() const { return {send_, recv_, scratch_.data()}; }
+  // Starts an op; whatever goes wrong (even an exception from below) fails the execution
+  // instead of leaving the progress loop, so every rank's call ends with the error.
   void start(algos::OpId id);
+  void start_op(algos::OpId id);
   // Tests a running transfer (parts of a striped one together).
   static transport::XferState test(Transfer& t, std::string& why);
   // Posts an off-node send or receive of `op` over the rails behind its lanes.

@@ -42,7 +42,7 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
     unit/topology unit/bootstrap unit/layout 'unit/schedules shard 0' 'unit/schedules shard 1' \
     unit/config unit/cost_model \
     unit/rules unit/shm unit/runtime unit/stripe unit/reduction_algorithms unit/scratch_pool \
-    unit/selection unit/lru_map unit/fragments
+    unit/selection unit/lru_map unit/fragments unit/rails
   rc2=$?
   # 'collectives two-rails np4 node2' runs the np4 node2 layout with striping on top, so the
   # plain np4 node2 run is left to stage 1.

@@ -140,6 +140,7 @@ XferState RailRequest::test(std::string& error) {
     if (state_ == XferState::failed) {
       error = peer_lost()                            ? rails_->failure_text(peer_)
               : status_ == UCS_ERR_MESSAGE_TRUNCATED ? truncated_text()
+              : status_ == UCS_ERR_NO_DEVICE         ? rails_->missing_rail_text(peer_, rail_)
                                                      : ucs_error_text(status_);
     }
     return state_;
@@ -303,39 +304,52 @@ std::vector<std::byte> Rails::packed_addresses() const {
 }
 
 void Rails::set_peer_addresses(int peer, std::span<const std::byte> packed) {
-  const auto lock = use();
-  peer_addresses_.at(static_cast<std::size_t>(peer)).assign(packed.begin(), packed.end());
-}
-
-ucp_ep_h Rails::endpoint(std::size_t rail, int peer) {
-  EndpointSlot& slot = endpoints_[rail][static_cast<std::size_t>(peer)];
-  if (slot.ep) return slot.ep.get();
-  // Find this rail's address in the peer's packed list.
-  const auto& packed = peer_addresses_[static_cast<std::size_t>(peer)];
+  // Parsed here, when they arrive, so that nothing on the progress path can find them malformed.
+  std::vector<std::vector<std::byte>> addresses;
   std::size_t off = 0;
-  auto get_u32 = [&](std::uint32_t& v) {
+  const auto get_u32 = [&] {
+    std::uint32_t v = 0;
     if (off + sizeof v > packed.size()) {
       throw Error(Errc::internal, "malformed worker address of rank " + std::to_string(peer));
     }
     std::memcpy(&v, packed.data() + off, sizeof v);
     off += sizeof v;
+    return v;
   };
-  std::uint32_t n = 0, len = 0;
-  get_u32(n);
-  if (rail >= n) {
-    throw Error(Errc::topology, "rank " + std::to_string(peer) + " has " + std::to_string(n) +
-                                    " rails, this process wants rail " + std::to_string(rail));
-  }
-  for (std::size_t r = 0;; ++r) {
-    get_u32(len);
-    if (r == rail) break;
+  const std::uint32_t n = get_u32();
+  for (std::uint32_t r = 0; r < n; ++r) {
+    const std::uint32_t len = get_u32();
+    if (len > packed.size() - off) {
+      throw Error(Errc::internal, "malformed worker address of rank " + std::to_string(peer));
+    }
+    addresses.emplace_back(packed.begin() + static_cast<std::ptrdiff_t>(off),
+                           packed.begin() + static_cast<std::ptrdiff_t>(off + len));
     off += len;
   }
+  // Every process sees every other's count, so when they differ all of them throw here.
+  if (n != rails_.size()) {
+    throw Error(Errc::topology, "rank " + std::to_string(peer) + " opened " + std::to_string(n) +
+                                    " rails and this process " + std::to_string(rails_.size()) +
+                                    ": every process must open the same rails (LANES_RAILS)");
+  }
+  const auto lock = use();
+  peer_addresses_.at(static_cast<std::size_t>(peer)) = std::move(addresses);
+}
+
+std::string Rails::missing_rail_text(int peer, std::size_t rail) const {
+  return "no address of rank " + std::to_string(peer) + " for rail " + std::to_string(rail);
+}
+
+ucp_ep_h Rails::endpoint(std::size_t rail, int peer) {
+  EndpointSlot& slot = endpoints_[rail][static_cast<std::size_t>(peer)];
+  if (slot.ep) return slot.ep.get();
+  const auto& theirs = peer_addresses_[static_cast<std::size_t>(peer)];
+  if (rail >= theirs.size()) return nullptr;  // post() fails the transfer (missing_rail_text)
   slot.arg = std::make_unique<ErrorArg>(ErrorArg{this, peer, rail});
   ucp_ep_params_t ep{};
   ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
-  ep.address = reinterpret_cast<const ucp_address_t*>(packed.data() + off);
+  ep.address = reinterpret_cast<const ucp_address_t*>(theirs[rail].data());
   ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   ep.err_handler.cb = &Rails::on_endpoint_error;
   ep.err_handler.arg = slot.arg.get();
@@ -396,7 +410,7 @@ RailRequest Rails::post(bool is_recv, std::size_t rail, int peer, std::uint64_t 
   ucp_ep_h ep = failed(peer) ? nullptr : endpoint(rail, peer);
   if (ep == nullptr) {
     r.state_ = XferState::failed;
-    r.status_ = UCS_ERR_UNREACHABLE;
+    r.status_ = failed(peer) ? UCS_ERR_UNREACHABLE : UCS_ERR_NO_DEVICE;
     return r;
   }
   ucp_request_param_t param{};

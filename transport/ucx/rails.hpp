@@ -87,7 +87,8 @@ class Rails {
 
   // This process's worker addresses for every rail (network-only addresses), packed.
   std::vector<std::byte> packed_addresses() const;
-  // Remembers a peer's packed addresses; endpoints are created on first use.
+  // Parses and remembers a peer's packed addresses (endpoints are created on first use). Throws
+  // when they are malformed or name another number of rails than this process opened.
   void set_peer_addresses(int peer, std::span<const std::byte> packed);
 
   // Creates the endpoints to `peers` on every rail now instead of on first use, so that UCX
@@ -146,6 +147,7 @@ class Rails {
   // The lock every UCX call holds; taken by the application's calls, it also records the use.
   std::unique_lock<std::mutex> use() const;
   bool failed(int peer) const { return failed_[static_cast<std::size_t>(peer)] != 0; }
+  std::string missing_rail_text(int peer, std::size_t rail) const;
   std::string failure_text(int peer) const { return failure_text_[static_cast<std::size_t>(peer)]; }
   unsigned progress_locked();
   void background_progress();
@@ -164,7 +166,7 @@ class Rails {
     std::unique_ptr<ErrorArg> arg;  // stable address handed to UCX's error callback
     UcpEndpoint ep;                 // declared last: closed before `arg` is released
   };
-  std::vector<std::vector<std::byte>> peer_addresses_;  // per peer: packed, all rails
+  std::vector<std::vector<std::vector<std::byte>>> peer_addresses_;  // [peer][rail]
   std::vector<std::vector<EndpointSlot>> endpoints_;    // [rail][peer]
   std::vector<char> failed_;                            // per peer
   // Background progress: the lock every UCX call holds, when the application last used the
