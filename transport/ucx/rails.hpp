@@ -167,8 +167,8 @@ class Rails {
     UcpEndpoint ep;                 // declared last: closed before `arg` is released
   };
   std::vector<std::vector<std::vector<std::byte>>> peer_addresses_;  // [peer][rail]
-  std::vector<std::vector<EndpointSlot>> endpoints_;    // [rail][peer]
-  std::vector<char> failed_;                            // per peer
+  std::vector<std::vector<EndpointSlot>> endpoints_;                 // [rail][peer]
+  std::vector<char> failed_;                                         // per peer
   // Background progress: the lock every UCX call holds, when the application last used the
   // rails, the helper thread and the descriptor that wakes it to stop.
   mutable std::mutex mutex_;
