@@ -16,6 +16,7 @@
 #include "lib/comm_impl.hpp"
 #include "lib/executor.hpp"
 #include "lib/rules.hpp"
+#include "lib/startup_wire.hpp"
 #include "lib/wire.hpp"
 #include "lib/world_layout.hpp"
 #include "topo/topology.hpp"
@@ -76,57 +77,6 @@ bool host_oversubscribed(const std::vector<StartupRecord>& records, const std::s
   int usable = 0;
   for (const char c : cpus) usable += std::popcount(static_cast<unsigned char>(c));
   return processes > (known ? usable : fallback_cores);
-}
-
-std::vector<std::byte> encode(const StartupRecord& rec, std::span<const std::byte> addresses) {
-  WireWriter w;
-  w.put(static_cast<std::int32_t>(rec.failure ? static_cast<int>(rec.failure->code) : -1));
-  w.put_string(rec.failure ? rec.failure->message : std::string());
-  w.put_string(rec.node_key);
-  w.put(static_cast<std::int32_t>(rec.launcher_local_rank));
-  w.put(static_cast<std::int32_t>(rec.numa));
-  w.put(static_cast<std::int32_t>(rec.cores));
-  w.put_string(rec.cpus);
-  w.put(static_cast<std::uint32_t>(rec.rails.size()));
-  for (const auto& d : rec.rails) {
-    w.put_string(d.name);
-    w.put_string(d.kind);
-    w.put(static_cast<std::int32_t>(d.numa_node));
-  }
-  w.put_string(rec.calibration);
-  w.put_string(rec.rules);
-  w.put(static_cast<std::uint32_t>(rec.rail_weights.size()));
-  for (const double x : rec.rail_weights) w.put(x);
-  w.put_bytes(addresses);
-  return w.take();
-}
-
-StartupRecord decode(std::span<const std::byte> bytes, std::vector<std::byte>& addresses) {
-  WireReader r(bytes);
-  StartupRecord rec;
-  const auto code = r.get<std::int32_t>();
-  std::string message = r.get_string();
-  if (code >= 0) rec.failure = Failure{static_cast<Errc>(code), std::move(message)};
-  rec.node_key = r.get_string();
-  rec.launcher_local_rank = r.get<std::int32_t>();
-  rec.numa = r.get<std::int32_t>();
-  rec.cores = r.get<std::int32_t>();
-  rec.cpus = r.get_string();
-  const auto n = r.get<std::uint32_t>();
-  for (std::uint32_t i = 0; i < n; ++i) {
-    topo::NetDevice d;
-    d.name = r.get_string();
-    d.kind = r.get_string();
-    d.numa_node = r.get<std::int32_t>();
-    rec.rails.push_back(std::move(d));
-  }
-  rec.calibration = r.get_string();
-  rec.rules = r.get_string();
-  const auto weights = r.get<std::uint32_t>();
-  for (std::uint32_t i = 0; i < weights; ++i) rec.rail_weights.push_back(r.get<double>());
-  auto a = r.get_bytes();
-  addresses.assign(a.begin(), a.end());
-  return rec;
 }
 
 std::string read_file(const char* variable, const std::string& path, const char* hint) {
@@ -203,14 +153,14 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   });
 
   const auto all = transport::allgatherv(
-      boot, encode(mine, rails_ && !mine.failure ? rails_->packed_addresses()
-                                                 : std::span<const std::byte>{}));
+      boot, encode_startup_record(mine, rails_ && !mine.failure ? rails_->packed_addresses()
+                                                                : std::span<const std::byte>{}));
   std::vector<StartupRecord> records;
   std::vector<std::vector<std::byte>> addresses(static_cast<std::size_t>(size));
   records.reserve(all.size());
   for (int r = 0; r < size; ++r) {
-    records.push_back(
-        decode(all[static_cast<std::size_t>(r)], addresses[static_cast<std::size_t>(r)]));
+    records.push_back(decode_startup_record(all[static_cast<std::size_t>(r)],
+                                            addresses[static_cast<std::size_t>(r)]));
   }
   std::vector<std::optional<Failure>> failures;
   for (const auto& rec : records) failures.push_back(rec.failure);

@@ -57,7 +57,7 @@ class WireReader {
 
  private:
   void need(std::size_t n) const {
-    if (off_ + n > in_.size()) {
+    if (n > in_.size() - off_) {  // off_ <= size always; off_ + n could wrap
       throw Error(Errc::bootstrap, "malformed start-up record (mixed lanes versions?)");
     }
   }

@@ -12,6 +12,7 @@ packages=(
   libhwloc-dev hwloc libnuma-dev  # topology
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   clang-format iproute2 iperf3 python3 python3-matplotlib
+  clang libclang-rt-14-dev          # the fuzz targets (libFuzzer)
   slurmctld slurmd slurm-client munge   # the Slurm test (srun --mpi=pmix)
 )
 missing=()

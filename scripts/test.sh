@@ -2,7 +2,8 @@
 # The whole test suite:
 #   1. unit tests (GoogleTest), integration tests under mpirun, style checks;
 #   2. the unit tests and a set of integration tests again, built with AddressSanitizer and
-#      UndefinedBehaviorSanitizer, leaks included (LANES_SANITIZERS=0 skips this stage).
+#      UndefinedBehaviorSanitizer, leaks included (LANES_SANITIZERS=0 skips this stage);
+#   3. a bounded run of each libFuzzer target (clang, ASan and UBSan; LANES_FUZZ=0 skips it).
 #   scripts/test.sh [meson test options, e.g. --suite unit]   (options apply to stage 1)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,9 +46,10 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
     unit/selection unit/lru_map unit/fragments unit/rails
   rc2=$?
   # 'collectives two-rails np4 node2' runs the np4 node2 layout with striping on top, so the
-  # plain np4 node2 run is left to stage 1.
+  # plain np4 node2 run is left to stage 1; np4 node3 stands for the irregular layouts (a node of
+  # 3 and one of 1).
   meson test -C "$asan" --print-errorlogs --num-processes 1 --logbase integration \
-    'collectives np5 node3' 'collectives staged-shm np3 node2' \
+    'collectives np4 node3' 'collectives staged-shm np3 node2' \
     'collectives two-rails np4 node2' 'misuse LANES_CHECK np3 node2' \
     'sigkill mid-bcast victim1' 'mismatch revokes np4 node2' 'example pmix np3 node2' \
     'lanes-info np4 node2' 'start-up failures agree np4 node2' \
@@ -58,7 +60,27 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   logs+=("$asan/meson-logs/unit.json" "$asan/meson-logs/integration.json")
 fi
 
-# One closing line over both stages: "N passed, N failed, N skipped".
+if [ "${LANES_FUZZ:-1}" != 0 ] && [ $# -eq 0 ]; then
+  fuzz=$build-fuzz
+  if [ ! -f "$fuzz/build.ninja" ]; then
+    # -O0: the targets compile in half the time, and 15 s still run 10^4-10^5 inputs each.
+    CC=clang CXX=clang++ meson setup "$fuzz" -Dbuildtype=debug -Dfuzz=true \
+      -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fsanitize=fuzzer-no-link \
+      -Dwerror=true -Dbenchmarks=disabled >/dev/null || exit 1
+  fi
+  # Only the fuzz targets and what they link: the parsers and algos/.
+  targets=(tests/fuzz/fuzz_rules tests/fuzz/fuzz_calibration tests/fuzz/fuzz_config
+    tests/fuzz/fuzz_startup_record)
+  ninja -C "$fuzz" "${targets[@]}" >/dev/null || { ninja -C "$fuzz" "${targets[@]}"; exit 1; }
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C "$fuzz" --no-rebuild --print-errorlogs --num-processes 2 --suite fuzz \
+    --logbase fuzz
+  rc4=$?
+  [ $rc = 0 ] && rc=$rc4
+  logs+=("$fuzz/meson-logs/fuzz.json")
+fi
+
+# One closing line over every stage: "N passed, N failed, N skipped".
 python3 - "${logs[@]}" <<'PY'
 import json, sys
 passed = failed = skipped = 0
