@@ -246,10 +246,14 @@ void Execution::complete(OpId id) {
 void Execution::drain_receives() {
   // A matched receive cannot be cancelled: UCX goes on writing its message into the caller's
   // buffer. Cancel the others and wait for those (bounded: a dead sender fails them) so that
-  // nothing writes there once the call has returned.
+  // nothing writes there once the call has returned. On the node, a receive takes back the
+  // destination it offered single-copy senders, or waits for the write one of them started.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::vector<transport::RailRequest*> pending;
   for (auto& t : transfers_) {
-    if (auto* r = std::get_if<transport::RailRequest>(&t)) {
+    if (auto* shm = std::get_if<transport::ShmTransfer>(&t)) {
+      shm->withdraw(deadline);
+    } else if (auto* r = std::get_if<transport::RailRequest>(&t)) {
       if (r->cancel()) pending.push_back(r);
     } else if (auto* parts = std::get_if<Striped>(&t)) {
       for (auto& part : *parts) {
@@ -259,7 +263,6 @@ void Execution::drain_receives() {
   }
   if (pending.empty()) return;
   transport::Rails& rails = comm_->runtime().rails();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::string ignored;
   while (std::chrono::steady_clock::now() < deadline) {
     rails.progress();

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <lanes/error.hpp>
@@ -252,4 +254,54 @@ TEST(NodeChannels, SizeMismatchFailsBothSides) {
     EXPECT_NE(er.find(std::to_string(out.size()) + " bytes"), std::string::npos) << er;
     EXPECT_EQ(ss, XferState::failed) << "cma=" << cma;
   }
+}
+
+// A receive whose call failed takes back the destination it offered a single-copy sender: a
+// canary written into the buffer afterwards survives the sender's attempt.
+TEST(NodeChannels, WithdrawnReceiveIsNeverWritten) {
+  Pair pair(true);
+  pair.a->probe_cma();
+  pair.b->probe_cma();
+  ASSERT_TRUE(pair.a->cma_possible());
+  const std::size_t bytes = 4 * pair.geometry.chunk + 5 * 4096;
+  ASSERT_GT(pair.a->push_bytes(bytes), 0u);
+  const std::vector<unsigned char> out = pattern(bytes, 3);
+  std::vector<unsigned char> in(bytes, 0);
+  std::string error;
+
+  // Withdrawn before the sender claimed the destination: the sender writes nothing.
+  ShmTransfer r = pair.b->recv(0, 0, in.data(), bytes);
+  EXPECT_EQ(r.test(error), XferState::pending);  // publishes the destination
+  r.withdraw(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  EXPECT_EQ(r.test(error), XferState::failed);
+  std::fill(in.begin(), in.end(), 0xCA);
+  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes, true);
+  ASSERT_TRUE(s.single_copy());
+  EXPECT_EQ(drive(s, error), XferState::failed);
+  EXPECT_NE(error.find("gave the message up"), std::string::npos) << error;
+  EXPECT_EQ(std::count(in.begin(), in.end(), 0xCA), static_cast<std::ptrdiff_t>(bytes));
+}
+
+// Withdrawn after the sender claimed it: the withdrawal returns once the sender's write is over,
+// and nothing is written after that.
+TEST(NodeChannels, WithdrawalWaitsForAClaimedWrite) {
+  Pair pair(true);
+  pair.a->probe_cma();
+  pair.b->probe_cma();
+  const std::size_t bytes = 4 * pair.geometry.chunk + 5 * 4096;
+  const std::size_t push = pair.a->push_bytes(bytes);
+  ASSERT_GT(push, 0u);
+  const std::vector<unsigned char> out = pattern(bytes, 5);
+  std::vector<unsigned char> in(bytes, 0);
+  std::string error;
+  ShmTransfer r = pair.b->recv(0, 0, in.data(), bytes);
+  EXPECT_EQ(r.test(error), XferState::pending);
+  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes, true);
+  EXPECT_EQ(s.test(error), XferState::pending);  // claimed and pushed; waits for the receiver
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(push), in.begin()));
+  r.withdraw(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  EXPECT_EQ(r.test(error), XferState::failed);
+  std::fill(in.begin(), in.end(), 0xCA);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(s.test(error), XferState::pending);
+  EXPECT_EQ(std::count(in.begin(), in.end(), 0xCA), static_cast<std::ptrdiff_t>(bytes));
 }

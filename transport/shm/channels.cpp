@@ -1,5 +1,6 @@
 #include "transport/shm/channels.hpp"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,7 +17,7 @@ namespace lanes::transport {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 constexpr std::size_t kLine = 64;
 constexpr auto acq = std::memory_order_acquire;
 constexpr auto rel = std::memory_order_release;
@@ -50,12 +51,17 @@ struct SlotCtl {
   Flag written;      // staged: chunks written by the sender (count)
   Flag read;         // staged: chunks consumed by the receiver (count)
   Flag error;        // receiver rejected the message
+  Flag claim;        // cma: the sender's claim of the destination (tag), or the receiver's
+                     // withdrawal of it (tag | kWithdrawn); 0 while neither happened
   alignas(kLine) std::uint64_t src_addr;
   std::uint64_t bytes;
   std::uint64_t single;  // the sender chose single copy (cma); the receiver follows
   alignas(kLine) std::uint64_t dst_addr;
   std::uint64_t dst_bytes;
 };
+
+// A receiver whose call failed takes its published destination back with this mark.
+constexpr std::uint64_t kWithdrawn = std::uint64_t{1} << 63;
 
 constexpr std::size_t round_up(std::size_t v, std::size_t a) {
   return (v + a - 1) / a * a;
@@ -267,6 +273,26 @@ XferState ShmTransfer::test(std::string& error) {
   return is_send_ ? advance_send(error) : advance_recv(error);
 }
 
+void ShmTransfer::withdraw(std::chrono::steady_clock::time_point deadline) {
+  if (is_send_ || state_ != XferState::pending) return;
+  if (step_ != Step::recv_wait_post && step_ != Step::recv_wait_push) return;
+  auto* s = static_cast<SlotCtl*>(slot_);
+  state_ = XferState::failed;
+  step_ = Step::finished;
+  error_ = "withdrawn after the call failed";
+  if (s->recv_posted.v.load(acq) != tag_) return;  // never published: nobody writes here
+  std::uint64_t claim = 0;
+  if (s->claim.v.compare_exchange_strong(claim, tag_ | kWithdrawn, std::memory_order_acq_rel)) {
+    return;  // taken back before the sender claimed it
+  }
+  // The sender claimed the destination: its write is under way or over. It ends with send_done
+  // (written), error (its write failed) or its death.
+  while (s->send_done.v.load(acq) != tag_ && s->error.v.load(acq) != tag_ &&
+         ch_->peer_alive(peer_) && std::chrono::steady_clock::now() < deadline) {
+    sched_yield();
+  }
+}
+
 XferState ShmTransfer::advance_send(std::string& error) {
   auto* s = static_cast<SlotCtl*>(slot_);
   char* buf = buffer_of(slot_);
@@ -303,6 +329,13 @@ XferState ShmTransfer::advance_send(std::string& error) {
           size_mismatch_ = true;
           return fail(error, "the receiver expects " + std::to_string(s->dst_bytes) +
                                  " bytes, not " + std::to_string(bytes_));
+        }
+        // The destination is the receiver's until it withdraws it: claim it first, so that a
+        // receiver whose call failed either took it back (and nothing is written) or waits for
+        // this write to end (ShmTransfer::withdraw).
+        std::uint64_t unclaimed = 0;
+        if (!s->claim.v.compare_exchange_strong(unclaimed, tag_, std::memory_order_acq_rel)) {
+          return fail(error, "the receiver gave the message up (its call failed)");
         }
         const std::size_t push = ch_->push_bytes(bytes_);
         std::string why;
@@ -354,6 +387,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         if (bytes_ >= ch_->single_copy_min() && ch_->cma_possible()) {
           s->dst_addr = reinterpret_cast<std::uint64_t>(data_);
           s->dst_bytes = bytes_;
+          s->claim.v.store(0, std::memory_order_relaxed);  // published by the release below
           s->recv_posted.v.store(tag_, rel);
         }
         step_ = Step::recv_wait_post;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -56,6 +57,11 @@ class ShmTransfer {
   bool size_mismatch() const { return size_mismatch_; }
   // A send that goes single-copy (cma) rather than staged.
   bool single_copy() const { return single_; }
+  // A pending receive whose call failed: takes back the destination it published for a
+  // single-copy sender, or, where the sender already claimed it, waits until that write ended
+  // (or the sender died, or `deadline`). Afterwards no peer writes into the receive buffer and
+  // the transfer reads as failed. Does nothing to sends and to finished transfers.
+  void withdraw(std::chrono::steady_clock::time_point deadline);
 
  private:
   friend class NodeChannels;
@@ -131,11 +137,13 @@ class NodeChannels {
   ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes,
                    bool single_wanted = false);
   ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes);
+  // The part of a single-copy message of `bytes` that the sender writes into the receiver's
+  // buffer (the receiver reads the rest itself).
+  std::size_t push_bytes(std::size_t bytes) const;
 
  private:
   friend class ShmTransfer;
   void* slot(int src, int dst, std::uint64_t msg) const;
-  std::size_t push_bytes(std::size_t bytes) const;
 
   ShmSegment segment_;
   int local_rank_;
