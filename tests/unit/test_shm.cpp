@@ -55,20 +55,18 @@ std::vector<unsigned char> pattern(std::size_t n, int seed) {
   return v;
 }
 
-// Sends `count` messages of `bytes` from a to b concurrently (two threads) and checks them;
-// `hinted(m)`: message m asks for single copy.
-void exchange(
-    Pair& pair, std::size_t bytes, int count,
+// Sends `count` messages of `bytes` (numbers first, first + 1, ...) from `from` to `to`
+// concurrently (two threads) and checks them; `hinted(m)`: message m asks for single copy.
+void exchange_between(
+    NodeChannels& from, NodeChannels& to, std::uint64_t first, std::size_t bytes, int count,
     const std::function<bool(int)>& hinted = [](int) { return false; }) {
-  const std::uint64_t first = pair.next_msg;
-  pair.next_msg += static_cast<std::uint64_t>(count);
   std::vector<std::vector<unsigned char>> sent, got(static_cast<std::size_t>(count));
   for (int m = 0; m < count; ++m) sent.push_back(pattern(bytes, m));
   std::thread sender([&] {
     std::vector<ShmTransfer> ts;
     for (int m = 0; m < count; ++m) {
-      ts.push_back(pair.a->send(1, first + static_cast<std::uint64_t>(m),
-                                sent[static_cast<std::size_t>(m)].data(), bytes, hinted(m)));
+      ts.push_back(from.send(to.local_rank(), first + static_cast<std::uint64_t>(m),
+                             sent[static_cast<std::size_t>(m)].data(), bytes, hinted(m)));
     }
     for (auto& t : ts) {
       std::string err;
@@ -78,8 +76,8 @@ void exchange(
   std::vector<ShmTransfer> rs;
   for (int m = 0; m < count; ++m) {
     got[static_cast<std::size_t>(m)].assign(bytes, 0);
-    rs.push_back(pair.b->recv(0, first + static_cast<std::uint64_t>(m),
-                              got[static_cast<std::size_t>(m)].data(), bytes));
+    rs.push_back(to.recv(from.local_rank(), first + static_cast<std::uint64_t>(m),
+                         got[static_cast<std::size_t>(m)].data(), bytes));
   }
   for (auto& r : rs) {
     std::string err;
@@ -88,8 +86,17 @@ void exchange(
   sender.join();
   for (int m = 0; m < count; ++m) {
     EXPECT_EQ(got[static_cast<std::size_t>(m)], sent[static_cast<std::size_t>(m)])
-        << "message " << m;
+        << "message " << m << " of " << bytes << " bytes, local rank " << from.local_rank()
+        << " to " << to.local_rank();
   }
+}
+
+void exchange(
+    Pair& pair, std::size_t bytes, int count,
+    const std::function<bool(int)>& hinted = [](int) { return false; }) {
+  const std::uint64_t first = pair.next_msg;
+  pair.next_msg += static_cast<std::uint64_t>(count);
+  exchange_between(*pair.a, *pair.b, first, bytes, count, hinted);
 }
 
 }  // namespace
@@ -179,9 +186,58 @@ TEST(ShmSegment, AttachUnknownNameFails) {
 TEST(NodeChannels, GeometryShrinksChunksOnLargeNodes) {
   EXPECT_EQ(default_geometry(2).chunk, 256u * 1024);
   EXPECT_EQ(default_geometry(4).chunk, 64u * 1024);
-  EXPECT_EQ(default_geometry(128).chunk, 4096u);
+  EXPECT_EQ(default_geometry(16).chunk, 4096u);
+  EXPECT_EQ(default_geometry(16).slots, 8);
   EXPECT_LE(channel_segment_bytes(default_geometry(2)), std::size_t{17} << 20);
-  EXPECT_LT(channel_segment_bytes(default_geometry(64)), std::size_t{600} << 20);
+}
+
+// The segment's memory per communicator and node stays within the budget up to 256 local ranks
+// (it grew with n^2 slots of 4 KiB chunks before: about 4.6 GiB at 256), with at least two slots
+// per pair and chunks no smaller than a few cache lines.
+TEST(NodeChannels, SegmentStaysWithinItsBudgetUpTo256LocalRanks) {
+  for (int n = 2; n <= 256; ++n) {
+    const ChannelGeometry g = default_geometry(n);
+    SCOPED_TRACE("local ranks " + std::to_string(n));
+    EXPECT_LE(channel_segment_bytes(g), kChannelBudget);
+    EXPECT_GE(g.slots, kMinSlots);
+    EXPECT_GE(g.chunk, kMinChunk);
+    EXPECT_EQ(g.chunk & (g.chunk - 1), 0u) << "chunk " << g.chunk;
+  }
+  EXPECT_LE(channel_segment_bytes(default_geometry(128)), std::size_t{64} << 20);
+  EXPECT_LE(channel_segment_bytes(default_geometry(256)), std::size_t{64} << 20);
+  EXPECT_EQ(default_geometry(256).slots, kMinSlots);
+}
+
+// The smallest geometry (256 local ranks: 2 slots of 128-byte chunks per pair) delivers every
+// protocol between ranks at both ends of the segment, the ring of slots wrapping twice.
+TEST(NodeChannels, LargeNodeGeometryDeliversBetweenDistantRanks) {
+  const ChannelGeometry g = default_geometry(256);
+  const std::size_t bytes = channel_segment_bytes(g);
+  for (const bool cma : {false, true}) {
+    SCOPED_TRACE(cma ? "single copy" : "staged");
+    const CopyPolicy policy{cma, cma};
+    ShmSegment seg = ShmSegment::create(bytes);
+    const std::string name = seg.name();
+    std::vector<std::unique_ptr<NodeChannels>> ranks;
+    ranks.push_back(std::make_unique<NodeChannels>(std::move(seg), 0, g, true, policy));
+    for (int local : {1, 128, 254, 255}) {
+      ranks.push_back(
+          std::make_unique<NodeChannels>(ShmSegment::attach(name, bytes), local, g, false, policy));
+    }
+    for (auto& r : ranks) r->publish_self();
+    ranks[0]->unlink();
+    ASSERT_EQ(ranks[0]->cma(), cma);
+    std::uint64_t first = 0;
+    for (const std::size_t size :
+         {std::size_t{0}, g.chunk, g.chunk + 1, 3 * g.chunk + 5, std::size_t{64 * 1024 + 7}}) {
+      for (auto& from : ranks) {
+        for (auto& to : ranks) {
+          if (from != to) exchange_between(*from, *to, first, size, 2 * g.slots + 1);
+        }
+      }
+      first += 2 * static_cast<std::uint64_t>(g.slots) + 1;
+    }
+  }
 }
 
 TEST(NodeChannels, CmaProbeSucceedsWithinOneProcess) {

@@ -17,7 +17,7 @@ namespace lanes::transport {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
 constexpr std::size_t kLine = 64;
 constexpr auto acq = std::memory_order_acquire;
 constexpr auto rel = std::memory_order_release;
@@ -38,27 +38,35 @@ struct alignas(kLine) PeerEntry {
   std::atomic<std::uint64_t> base;
 };
 
-struct alignas(kLine) Flag {
-  std::atomic<std::uint64_t> v;
-};
-
-// Each flag on its own cache line: the two sides write different ones.
-struct SlotCtl {
-  Flag posted;       // sender: descriptor valid
-  Flag recv_posted;  // receiver: destination address valid (cma)
-  Flag send_done;    // sender: its pushed part is in the receiver's buffer (cma)
-  Flag recv_done;    // receiver: message complete, slot free for message + slots
-  Flag written;      // staged: chunks written by the sender (count)
-  Flag read;         // staged: chunks consumed by the receiver (count)
-  Flag error;        // receiver rejected the message
-  Flag claim;        // cma: the sender's claim of the destination (tag), or the receiver's
-                     // withdrawal of it (tag | kWithdrawn); 0 while neither happened
-  alignas(kLine) std::uint64_t src_addr;
+// A slot's control: two cache lines, each written by one side while the other polls it, so the
+// pair's cores never fight over a line. The other side writes a word there at most once per
+// message: a rejection, the claim of a single-copy destination, a counter reset before the
+// message starts.
+struct alignas(kLine) SendLine {
+  std::atomic<std::uint64_t> posted;     // descriptor valid (tag)
+  std::atomic<std::uint64_t> send_done;  // cma: the pushed part is in the receiver's buffer
+  std::atomic<std::uint64_t> written;    // staged: chunks written (count)
+  std::atomic<std::uint64_t> error;      // either side rejected or failed the message (tag)
+  std::atomic<std::uint64_t> claim;      // cma: the sender's claim of the destination (tag), or
+                                         // the receiver's withdrawal of it (tag | kWithdrawn)
+  std::uint64_t src_addr;
   std::uint64_t bytes;
   std::uint64_t single;  // the sender chose single copy (cma); the receiver follows
-  alignas(kLine) std::uint64_t dst_addr;
+};
+
+struct alignas(kLine) RecvLine {
+  std::atomic<std::uint64_t> recv_posted;  // cma: destination address valid (tag)
+  std::atomic<std::uint64_t> recv_done;    // message complete, slot free for message + slots
+  std::atomic<std::uint64_t> read;         // staged: chunks consumed (count)
+  std::uint64_t dst_addr;
   std::uint64_t dst_bytes;
 };
+
+struct SlotCtl {
+  SendLine s;
+  RecvLine r;
+};
+static_assert(sizeof(SlotCtl) == 2 * kLine);
 
 // A receiver whose call failed takes its published destination back with this mark.
 constexpr std::uint64_t kWithdrawn = std::uint64_t{1} << 63;
@@ -97,12 +105,18 @@ ChannelGeometry default_geometry(int local_size) {
   std::size_t chunk = (16u << 20) / (pairs * static_cast<std::size_t>(g.slots) * 2);
   chunk = std::clamp<std::size_t>(chunk, 4096, 256 * 1024);
   g.chunk = std::size_t{1} << (63 - __builtin_clzll(chunk));  // a power of two
+  // Large nodes: every ordered pair has its slots, so the segment grows with n^2. Within the
+  // budget, fewer slots per pair first (down to 2: a sender still overlaps two messages), then
+  // smaller chunks (large messages go single-copy there where the kernel allows it).
+  while (channel_segment_bytes(g) > kChannelBudget && g.slots > kMinSlots) g.slots /= 2;
+  while (channel_segment_bytes(g) > kChannelBudget && g.chunk > kMinChunk) g.chunk /= 2;
   return g;
 }
 
 std::size_t channel_segment_bytes(const ChannelGeometry& g) {
   const auto n = static_cast<std::size_t>(g.local_size);
-  return header_bytes(g.local_size) + n * n * static_cast<std::size_t>(g.slots) * slot_stride(g);
+  const std::size_t pairs = n * (n > 0 ? n - 1 : 0);
+  return header_bytes(g.local_size) + pairs * static_cast<std::size_t>(g.slots) * slot_stride(g);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -129,7 +143,7 @@ NodeChannels::NodeChannels(ShmSegment segment, int local_rank, const ChannelGeom
     h->cma.store(policy.single_possible ? 1 : 0);
     for (int i = 0; i < geometry_.local_size; ++i) new (peers_of(base) + i) PeerEntry{};
     const auto n = static_cast<std::size_t>(geometry_.local_size);
-    for (std::size_t s = 0; s < n * n * static_cast<std::size_t>(geometry_.slots); ++s) {
+    for (std::size_t s = 0; s < n * (n - 1) * static_cast<std::size_t>(geometry_.slots); ++s) {
       new (static_cast<char*>(base) + slots_offset_ + s * slot_stride_) SlotCtl{};
     }
   } else {
@@ -197,11 +211,17 @@ bool NodeChannels::peer_alive(int local) const {
 }
 
 void* NodeChannels::slot(int src, int dst, std::uint64_t msg) const {
+  if (src == dst || src < 0 || dst < 0 || src >= geometry_.local_size ||
+      dst >= geometry_.local_size) {
+    throw Error(Errc::internal, "no node channel from local rank " + std::to_string(src) + " to " +
+                                    std::to_string(dst));
+  }
   const auto n = static_cast<std::size_t>(geometry_.local_size);
   const auto slots = static_cast<std::size_t>(geometry_.slots);
+  // The n(n-1) ordered pairs of distinct ranks, by source, then destination.
+  const auto d = static_cast<std::size_t>(dst < src ? dst : dst - 1);
   const std::size_t index =
-      (static_cast<std::size_t>(src) * n + static_cast<std::size_t>(dst)) * slots +
-      static_cast<std::size_t>(msg % slots);
+      (static_cast<std::size_t>(src) * (n - 1) + d) * slots + static_cast<std::size_t>(msg % slots);
   return static_cast<char*>(segment_.data()) + slots_offset_ + index * slot_stride_;
 }
 
@@ -264,7 +284,7 @@ XferState ShmTransfer::fail(std::string& error, std::string why) {
 // Message m may use slot m % slots once the receiver completed message m - slots there.
 bool ShmTransfer::slot_free() const {
   const auto slots = static_cast<std::uint64_t>(ch_->geometry_.slots);
-  return static_cast<const SlotCtl*>(slot_)->recv_done.v.load(acq) + slots >= tag_;
+  return static_cast<const SlotCtl*>(slot_)->r.recv_done.load(acq) + slots >= tag_;
 }
 
 XferState ShmTransfer::test(std::string& error) {
@@ -280,14 +300,14 @@ void ShmTransfer::withdraw(std::chrono::steady_clock::time_point deadline) {
   state_ = XferState::failed;
   step_ = Step::finished;
   error_ = "withdrawn after the call failed";
-  if (s->recv_posted.v.load(acq) != tag_) return;  // never published: nobody writes here
+  if (s->r.recv_posted.load(acq) != tag_) return;  // never published: nobody writes here
   std::uint64_t claim = 0;
-  if (s->claim.v.compare_exchange_strong(claim, tag_ | kWithdrawn, std::memory_order_acq_rel)) {
+  if (s->s.claim.compare_exchange_strong(claim, tag_ | kWithdrawn, std::memory_order_acq_rel)) {
     return;  // taken back before the sender claimed it
   }
   // The sender claimed the destination: its write is under way or over. It ends with send_done
   // (written), error (its write failed) or its death.
-  while (s->send_done.v.load(acq) != tag_ && s->error.v.load(acq) != tag_ &&
+  while (s->s.send_done.load(acq) != tag_ && s->s.error.load(acq) != tag_ &&
          ch_->peer_alive(peer_) && std::chrono::steady_clock::now() < deadline) {
     sched_yield();
   }
@@ -301,69 +321,69 @@ XferState ShmTransfer::advance_send(std::string& error) {
     switch (step_) {
       case Step::wait_slot:
         if (!slot_free()) return XferState::pending;
-        s->bytes = bytes_;
-        s->single = single_ ? 1 : 0;  // every message sets it: the slot held another one before
+        s->s.bytes = bytes_;
+        s->s.single = single_ ? 1 : 0;  // every message sets it: the slot held another one before
         if (bytes_ <= chunk && !single_) {
           if (bytes_ > 0) std::memcpy(buf, data_, bytes_);
-          s->posted.v.store(tag_, rel);
+          s->s.posted.store(tag_, rel);
           step_ = Step::finished;
           return state_ = XferState::done;
         }
-        s->src_addr = reinterpret_cast<std::uint64_t>(data_);
+        s->s.src_addr = reinterpret_cast<std::uint64_t>(data_);
         if (single_) {
-          s->posted.v.store(tag_, rel);
+          s->s.posted.store(tag_, rel);
           step_ = Step::send_wait_recv;
         } else {
-          s->written.v.store(0, std::memory_order_relaxed);
-          s->read.v.store(0, std::memory_order_relaxed);
-          s->posted.v.store(tag_, rel);
+          s->s.written.store(0, std::memory_order_relaxed);
+          s->r.read.store(0, std::memory_order_relaxed);
+          s->s.posted.store(tag_, rel);
           chunk_index_ = 0;
           step_ = Step::send_staged;
         }
         break;
       case Step::send_wait_recv: {
-        if (s->error.v.load(acq) == tag_) return fail(error, "the receiver rejected the message");
-        if (s->recv_posted.v.load(acq) != tag_) return XferState::pending;
-        if (s->dst_bytes != bytes_) {  // never write past the receiver's buffer
-          s->error.v.store(tag_, rel);
+        if (s->s.error.load(acq) == tag_) return fail(error, "the receiver rejected the message");
+        if (s->r.recv_posted.load(acq) != tag_) return XferState::pending;
+        if (s->r.dst_bytes != bytes_) {  // never write past the receiver's buffer
+          s->s.error.store(tag_, rel);
           size_mismatch_ = true;
-          return fail(error, "the receiver expects " + std::to_string(s->dst_bytes) +
+          return fail(error, "the receiver expects " + std::to_string(s->r.dst_bytes) +
                                  " bytes, not " + std::to_string(bytes_));
         }
         // The destination is the receiver's until it withdraws it: claim it first, so that a
         // receiver whose call failed either took it back (and nothing is written) or waits for
         // this write to end (ShmTransfer::withdraw).
         std::uint64_t unclaimed = 0;
-        if (!s->claim.v.compare_exchange_strong(unclaimed, tag_, std::memory_order_acq_rel)) {
+        if (!s->s.claim.compare_exchange_strong(unclaimed, tag_, std::memory_order_acq_rel)) {
           return fail(error, "the receiver gave the message up (its call failed)");
         }
         const std::size_t push = ch_->push_bytes(bytes_);
         std::string why;
-        if (push > 0 && !cma_write(ch_->pid_of(peer_), data_, reinterpret_cast<void*>(s->dst_addr),
-                                   push, why)) {
+        if (push > 0 && !cma_write(ch_->pid_of(peer_), data_,
+                                   reinterpret_cast<void*>(s->r.dst_addr), push, why)) {
           peer_gone_ = errno == ESRCH;
-          s->error.v.store(tag_, rel);
+          s->s.error.store(tag_, rel);
           return fail(error, why);
         }
-        s->send_done.v.store(tag_, rel);
+        s->s.send_done.store(tag_, rel);
         step_ = Step::send_wait_done;
         break;
       }
       case Step::send_wait_done:
-        if (s->error.v.load(acq) == tag_) return fail(error, "the receiver rejected the message");
-        if (s->recv_done.v.load(acq) < tag_) return XferState::pending;
+        if (s->s.error.load(acq) == tag_) return fail(error, "the receiver rejected the message");
+        if (s->r.recv_done.load(acq) < tag_) return XferState::pending;
         step_ = Step::finished;
         return state_ = XferState::done;
       case Step::send_staged: {
         const std::size_t chunks = (bytes_ + chunk - 1) / chunk;
         while (chunk_index_ < chunks) {
-          if (s->error.v.load(acq) == tag_) return fail(error, "the receiver rejected the message");
+          if (s->s.error.load(acq) == tag_) return fail(error, "the receiver rejected the message");
           // Chunk c reuses the half of chunk c - 2: wait until that one was read.
-          if (s->read.v.load(acq) + 1 < chunk_index_) return XferState::pending;
+          if (s->r.read.load(acq) + 1 < chunk_index_) return XferState::pending;
           const std::size_t off = chunk_index_ * chunk;
           std::memcpy(buf + (chunk_index_ % 2) * chunk, data_ + off, std::min(chunk, bytes_ - off));
           ++chunk_index_;
-          s->written.v.store(chunk_index_, rel);
+          s->s.written.store(chunk_index_, rel);
         }
         step_ = Step::finished;
         return state_ = XferState::done;
@@ -385,37 +405,37 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         // Where the sender may choose single copy, the destination is published in advance: the
         // sender's push need not wait for a second round trip.
         if (bytes_ >= ch_->single_copy_min() && ch_->cma_possible()) {
-          s->dst_addr = reinterpret_cast<std::uint64_t>(data_);
-          s->dst_bytes = bytes_;
-          s->claim.v.store(0, std::memory_order_relaxed);  // published by the release below
-          s->recv_posted.v.store(tag_, rel);
+          s->r.dst_addr = reinterpret_cast<std::uint64_t>(data_);
+          s->r.dst_bytes = bytes_;
+          s->s.claim.store(0, std::memory_order_relaxed);  // published by the release below
+          s->r.recv_posted.store(tag_, rel);
         }
         step_ = Step::recv_wait_post;
         break;
       case Step::recv_wait_post: {
-        if (s->posted.v.load(acq) != tag_) return XferState::pending;
-        if (s->bytes != bytes_) {
-          s->error.v.store(tag_, rel);
+        if (s->s.posted.load(acq) != tag_) return XferState::pending;
+        if (s->s.bytes != bytes_) {
+          s->s.error.store(tag_, rel);
           size_mismatch_ = true;
-          return fail(error, "a local peer sent " + std::to_string(s->bytes) + " bytes where " +
+          return fail(error, "a local peer sent " + std::to_string(s->s.bytes) + " bytes where " +
                                  std::to_string(bytes_) +
                                  " were expected (do all ranks pass the same sizes? "
                                  "LANES_CHECK=1 tells)");
         }
-        if (bytes_ <= chunk && s->single == 0) {
+        if (bytes_ <= chunk && s->s.single == 0) {
           if (bytes_ > 0) std::memcpy(data_, buf, bytes_);
-          s->recv_done.v.store(tag_, rel);
+          s->r.recv_done.store(tag_, rel);
           step_ = Step::finished;
           return state_ = XferState::done;
         }
-        if (s->single != 0) {
+        if (s->s.single != 0) {
           if (!ch_->cma_possible()) return fail(error, "internal: single copy where CMA fails");
           const std::size_t push = ch_->push_bytes(bytes_);
           std::string why;
           if (!cma_read(ch_->pid_of(peer_), data_ + push,
-                        reinterpret_cast<const char*>(s->src_addr) + push, bytes_ - push, why)) {
+                        reinterpret_cast<const char*>(s->s.src_addr) + push, bytes_ - push, why)) {
             peer_gone_ = errno == ESRCH;
-            s->error.v.store(tag_, rel);
+            s->s.error.store(tag_, rel);
             return fail(error, why);
           }
           step_ = Step::recv_wait_push;
@@ -426,23 +446,23 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         break;
       }
       case Step::recv_wait_push:
-        if (s->send_done.v.load(acq) != tag_) {
-          if (s->error.v.load(acq) == tag_) return fail(error, "the sender failed to push data");
+        if (s->s.send_done.load(acq) != tag_) {
+          if (s->s.error.load(acq) == tag_) return fail(error, "the sender failed to push data");
           return XferState::pending;
         }
-        s->recv_done.v.store(tag_, rel);
+        s->r.recv_done.store(tag_, rel);
         step_ = Step::finished;
         return state_ = XferState::done;
       case Step::recv_staged: {
         const std::size_t chunks = (bytes_ + chunk - 1) / chunk;
         while (chunk_index_ < chunks) {
-          if (s->written.v.load(acq) < chunk_index_ + 1) return XferState::pending;
+          if (s->s.written.load(acq) < chunk_index_ + 1) return XferState::pending;
           const std::size_t off = chunk_index_ * chunk;
           std::memcpy(data_ + off, buf + (chunk_index_ % 2) * chunk, std::min(chunk, bytes_ - off));
           ++chunk_index_;
-          s->read.v.store(chunk_index_, rel);
+          s->r.read.store(chunk_index_, rel);
         }
-        s->recv_done.v.store(tag_, rel);
+        s->r.recv_done.store(tag_, rel);
         step_ = Step::finished;
         return state_ = XferState::done;
       }

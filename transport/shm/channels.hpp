@@ -1,6 +1,7 @@
 // Point-to-point channels between the processes of one node, inside the node's shared-memory
-// segment. Every ordered pair of local ranks has a ring of `slots` message slots; message m of a
-// pair uses slot m % slots. Three protocols, chosen per message:
+// segment. Every ordered pair of local ranks has a ring of `slots` message slots (8 on small
+// nodes, down to 2 on large ones); message m of a pair uses slot m % slots. Three protocols,
+// chosen per message:
 //   inline  (bytes <= chunk): the sender copies into the slot and is done (eager);
 //   cma     (larger, when the node allows process_vm_readv/writev): both sides publish their
 //           buffer addresses; the sender pushes the first part straight into the receiver's
@@ -40,7 +41,14 @@ struct ChannelGeometry {
   int push_percent = 50;          // share of a CMA message the sender writes itself
 };
 
-// Chunk shrinks with the number of pairs so the segment stays modest on large nodes.
+// A node's channels take at most this much memory per communicator, up to 256 local ranks.
+inline constexpr std::size_t kChannelBudget = std::size_t{48} << 20;
+inline constexpr int kMinSlots = 2;
+inline constexpr std::size_t kMinChunk = 128;
+
+// Chunks shrink with the number of pairs so the segment stays modest on large nodes; past the
+// budget, slots per pair and then chunks shrink until it holds (down to kMinSlots slots of
+// kMinChunk-byte chunks; above 256 local ranks that floor alone exceeds the budget).
 ChannelGeometry default_geometry(int local_size);
 std::size_t channel_segment_bytes(const ChannelGeometry& g);
 
