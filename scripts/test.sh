@@ -3,7 +3,9 @@
 #   1. unit tests (GoogleTest), integration tests under mpirun, style checks;
 #   2. the unit tests and a set of integration tests again, built with AddressSanitizer and
 #      UndefinedBehaviorSanitizer, leaks included (LANES_SANITIZERS=0 skips this stage);
-#   3. a bounded run of each libFuzzer target (clang, ASan and UBSan; LANES_FUZZ=0 skips it).
+#   3. the unit tests that run several ranks on threads of one process, built with
+#      ThreadSanitizer (LANES_TSAN=0 skips this stage);
+#   4. a bounded run of each libFuzzer target (clang, ASan and UBSan; LANES_FUZZ=0 skips it).
 #   scripts/test.sh [meson test options, e.g. --suite unit]   (options apply to stage 1)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +60,26 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   [ $rc = 0 ] && rc=$rc2
   [ $rc = 0 ] && rc=$rc3
   logs+=("$asan/meson-logs/unit.json" "$asan/meson-logs/integration.json")
+fi
+
+if [ "${LANES_TSAN:-1}" != 0 ] && [ $# -eq 0 ]; then
+  tsan=$build-tsan
+  if [ ! -f "$tsan/build.ninja" ]; then
+    meson setup "$tsan" -Dbuildtype=debug -Db_sanitize=thread -Dwerror=true \
+      -Dbenchmarks=disabled >/dev/null || exit 1
+  fi
+  # The unit tests that run several ranks, or both ends of a channel, on threads of one process.
+  targets=(tests/unit/unit_runtime tests/unit/unit_shm tests/unit/unit_agreement
+    tests/unit/unit_bootstrap)
+  ninja -C "$tsan" "${targets[@]}" >/dev/null || { ninja -C "$tsan" "${targets[@]}"; exit 1; }
+  # UCX's memory hooks (libucm) intercept madvise in exiting threads, which ThreadSanitizer's
+  # runtime does not survive; the tests' transfers do not need them.
+  UCX_MEM_EVENTS=no TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    meson test -C "$tsan" --no-rebuild --print-errorlogs --num-processes 2 --logbase tsan \
+    unit/runtime unit/shm unit/agreement unit/bootstrap
+  rc5=$?
+  [ $rc = 0 ] && rc=$rc5
+  logs+=("$tsan/meson-logs/tsan.json")
 fi
 
 if [ "${LANES_FUZZ:-1}" != 0 ] && [ $# -eq 0 ]; then

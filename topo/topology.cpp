@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "lanes/error.hpp"
@@ -208,6 +209,10 @@ std::string available_names(const HostTopology& host) {
 }  // namespace
 
 HostTopology discover_host() {
+  // Loading this host's topology reads devices through libudev, whose state is process-wide and
+  // unguarded: two runtimes starting on threads of one process would race in it.
+  static std::mutex discovery;
+  const std::lock_guard<std::mutex> hold(discovery);
   TopologyPtr topology = init_topology_with_io("this host");
   // On Linux hwloc reads PCI devices and their locality from sysfs itself; its libpciaccess-based
   // "pci" component adds nothing there, is slower, and leaks memory on every load.

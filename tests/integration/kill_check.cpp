@@ -5,12 +5,14 @@
 // again, must get the error the same way. Prints two lines per survivor:
 //   kill_check: rank R got <code> after T ms: <message>
 //   kill_check: rank R: next call failed after T ms, finalize took S s
-// and exits 0 when all of it came within the bounds, 1 otherwise.
+// and exits 0 when all of it came within the bounds and nothing wrote into the broadcast buffer
+// after the error (a canary written then, checked after finalize), 1 otherwise.
 //
 //   kill_check [--victim R] [--after-ms 300] [--bound-s 30] [--bytes 67108864] [--stop S]
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -94,6 +96,10 @@ int main(int argc, char** argv) {
     std::printf("kill_check: rank %d got '%s' %.0f ms after the kill (%s, %ld rounds): %s\n",
                 world.rank(), lanes::to_string(e.code()), late_ms, in_time ? "in time" : "LATE",
                 rounds, e.what());
+    // Nothing may write into the buffer once the call returned with an error, not even a peer
+    // that runs again (a stopped one) while this rank finalizes: a canary, checked at the end.
+    constexpr char kCanary = static_cast<char>(0xCA);
+    std::fill(data.begin(), data.end(), kCanary);
     // A survivor that carries on: its next call fails at once, and it finalizes in a bound.
     const auto again = wall::now();
     bool second = false;
@@ -113,7 +119,13 @@ int main(int argc, char** argv) {
     const auto closing = wall::now();
     rt.finalize();
     const double closing_s = std::chrono::duration<double>(wall::now() - closing).count();
-    const bool ok = second && again_ms < 1000 && closing_s < 10;
+    const auto overwritten =
+        std::count_if(data.begin(), data.end(), [](char c) { return c != kCanary; });
+    if (overwritten != 0) {
+      std::printf("kill_check: rank %d: FAIL: %zu bytes of the buffer written after the error\n",
+                  me, static_cast<std::size_t>(overwritten));
+    }
+    const bool ok = second && again_ms < 1000 && closing_s < 10 && overwritten == 0;
     std::printf("kill_check: rank %d: next call %s after %.1f ms, finalize took %.2f s%s\n", me,
                 second ? "failed" : "SUCCEEDED", again_ms, closing_s, ok ? "" : ": LATE");
     std::fflush(stdout);

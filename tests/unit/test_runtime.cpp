@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
@@ -783,6 +784,56 @@ TEST(Runtime, PollingWithTestTimesOut) {
     EXPECT_LT(s, 5.0);  // LANES_TIMEOUT plus the checks' period, with room for a loaded machine
   });
 }
+
+// No write after an error: rank 0's broadcast times out waiting for its root, rank 0 writes a
+// canary into the buffer, and only then does rank 1 broadcast into it, eagerly (8 bytes) and by
+// rendezvous or single copy (1 MiB), off the node over UCX and on it through the segment. Rank 0
+// then progresses its rails and segment in a broadcast on another communicator, behind rank 1's
+// late message; the canary must be intact afterwards. (With UCX's receives left posted after
+// the failure, both off-node cases find the canary overwritten.)
+class NoWriteAfterError : public ::testing::TestWithParam<std::tuple<const char*, std::size_t>> {};
+
+TEST_P(NoWriteAfterError, CanarySurvivesALateRoot) {
+  const auto [node_size, bytes] = GetParam();
+  Env env{{"LANES_RAILS", "lo"},
+          {"LANES_NODE_SIZE", node_size},
+          {"LANES_TIMEOUT", "1"},
+          {"LANES_FINALIZE_TIMEOUT", "2"}};
+  std::atomic<bool> canary_written{false}, root_done{false};
+  run_ranks(2, [&, bytes = bytes](int me, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    lanes::Communicator other = w.split(0, me);  // still usable after w failed
+    std::vector<unsigned char> data(bytes, static_cast<unsigned char>(me == 1 ? 0x11 : 0));
+    constexpr unsigned char kCanary = 0xCA;
+    if (me == 0) {
+      EXPECT_EQ(code_of([&] { w.bcast(std::span(data), 1); }), lanes::Errc::timeout);
+      std::fill(data.begin(), data.end(), kCanary);
+      canary_written = true;
+      while (!root_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } else {
+      while (!canary_written.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      try {
+        w.bcast(std::span(data), 1);  // may fail (revoked, or its receiver gone): either is fine
+      } catch (const lanes::Error&) {
+      }
+      root_done = true;
+    }
+    // Rank 0 progresses its rails and segment while rank 1's late message is there to be had.
+    int token = me;
+    other.bcast(std::span(&token, 1), 1);
+    EXPECT_EQ(token, 1);
+    rt.finalize();
+    if (me == 0) {
+      EXPECT_EQ(std::count(data.begin(), data.end(), kCanary), static_cast<long>(bytes))
+          << "bytes written into the buffer after the call failed";
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(OffAndOnTheNode, NoWriteAfterError,
+                         ::testing::Combine(::testing::Values("1", nullptr),
+                                            ::testing::Values(std::size_t{8},
+                                                              std::size_t{1} << 20)));
 
 // A second thread calling into a runtime while its first thread is inside a call is refused at
 // once, without side effects: the first call completes and the communicator stays usable.
