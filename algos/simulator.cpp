@@ -17,6 +17,8 @@ namespace {
 using Bytes = std::vector<std::uint8_t>;
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::size_t kWord = 8;  // the element of a simulated reduction
+// A v-collective's receive bytes outside every block: streams of their own, below every other.
+constexpr std::int64_t kUntouched = -(std::int64_t{1} << 40);
 
 // Input bytes: `stream` is a rank (its send buffer, or the bcast root's data); byte `offset` of
 // a stream is byte offset % 8 of a 64-bit hash of (stream, offset / 8). Scratch poison uses
@@ -144,10 +146,75 @@ bool overlaps(const Region& a, const Region& b) {
          b.offset < a.offset + a.bytes;
 }
 
+// A v-collective's receive buffer: which stretches come from where (the rest must stay as it
+// was).
+struct Piece {
+  std::size_t at = 0;
+  std::size_t bytes = 0;
+  int from = 0;
+  std::size_t from_offset = 0;
+};
+
+// Every rank's pieces by the v-collective's definition, from what every rank passed; empty with
+// `error` set when the ranks' arguments disagree or a receive buffer's blocks overlap.
+std::vector<std::vector<Piece>> v_pieces(const std::vector<VArgs>& v, int root,
+                                         std::string& error) {
+  const auto p = v.size();
+  std::vector<std::vector<Piece>> out(p);
+  const auto sz = [](int i) { return static_cast<std::size_t>(i); };
+  for (std::size_t r = 0; r < p; ++r) {
+    const VArgs& a = v[r];
+    const auto add = [&](std::size_t at, std::size_t bytes, std::size_t from, std::size_t off) {
+      if (bytes > 0) out[r].push_back({at, bytes, static_cast<int>(from), off});
+    };
+    for (std::size_t i = 0; i < p; ++i) {
+      switch (a.coll) {
+        case VCollective::scatterv:
+          if (i == r) add(0, v[sz(root)].blocks[r].bytes, sz(root), v[sz(root)].blocks[r].offset);
+          if (i == r && a.blocks[r].bytes != v[sz(root)].blocks[r].bytes) {
+            error = "spec: rank " + std::to_string(r) + " expects another size than the root's";
+          }
+          break;
+        case VCollective::gatherv:
+          if (static_cast<int>(r) == root) add(a.blocks[i].offset, a.blocks[i].bytes, i, 0);
+          if (static_cast<int>(r) == root && v[i].blocks[i].bytes != a.blocks[i].bytes) {
+            error = "spec: rank " + std::to_string(i) + " sends another size than the root's";
+          }
+          break;
+        case VCollective::allgatherv:
+          add(a.blocks[i].offset, a.blocks[i].bytes, i, 0);
+          if (v[i].blocks[i].bytes != a.blocks[i].bytes) {
+            error = "spec: ranks " + std::to_string(r) + " and " + std::to_string(i) +
+                    " disagree on rank " + std::to_string(i) + "'s size";
+          }
+          break;
+        case VCollective::alltoallv:
+          add(a.recv[i].offset, a.recv[i].bytes, i, v[i].send[r].offset);
+          if (v[i].send[r].bytes != a.recv[i].bytes) {
+            error = "spec: rank " + std::to_string(i) + " sends rank " + std::to_string(r) +
+                    " another size than it expects";
+          }
+          break;
+      }
+    }
+    std::vector<Piece> sorted = out[r];
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Piece& x, const Piece& y) { return x.at < y.at; });
+    for (std::size_t k = 1; k < sorted.size(); ++k) {
+      if (sorted[k].at < sorted[k - 1].at + sorted[k - 1].bytes) {
+        error = "spec: rank " + std::to_string(r) + "'s receive blocks overlap";
+      }
+    }
+  }
+  if (!error.empty()) out.clear();
+  return out;
+}
+
 class Simulation {
  public:
   Simulation(Collective coll, const Layout& layout, int root, std::size_t bytes,
-             const std::vector<Schedule>& schedules, bool rank_order)
+             const std::vector<Schedule>& schedules, bool rank_order,
+             const std::vector<VArgs>* v = nullptr)
       : coll_(coll),
         layout_(layout),
         root_(root),
@@ -155,7 +222,8 @@ class Simulation {
         elem_(is_reduction(coll) ? kWord : 1),
         scheds_(schedules),
         p_(layout.size),
-        rank_order_(rank_order) {}
+        rank_order_(rank_order),
+        v_(v) {}
 
   SimResult run() {
     SimResult result;
@@ -248,6 +316,22 @@ class Simulation {
                   " ranks");
     }
     sizes_.resize(n);
+    if (v_ != nullptr) {
+      if (v_->size() != n)
+        return fail("spec: arguments of " + std::to_string(v_->size()) + " ranks");
+      for (std::size_t r = 0; r < n; ++r) {
+        const VArgs& a = (*v_)[r];
+        const bool pairwise = a.coll == VCollective::alltoallv;
+        if (pairwise ? a.send.size() != n || a.recv.size() != n : a.blocks.size() != n) {
+          return fail("spec: rank " + std::to_string(r) + " passes blocks for another size");
+        }
+        sizes_[r] = {v_send_bytes(a), v_recv_bytes(a)};
+      }
+      std::string error;
+      pieces_ = v_pieces(*v_, root_, error);
+      if (!error.empty()) return fail(error);
+      return true;
+    }
     for (int r = 0; r < p_; ++r) sizes_[r] = buffer_sizes(coll_, p_, r, root_, bytes_);
     return true;
   }
@@ -345,7 +429,7 @@ class Simulation {
         return fail(at(r, i) + op_text(op) + ": left operand differs in size or alignment");
       }
       // acc is dst exactly or apart from it, in place too (send and recv one buffer).
-      const bool in_place = sizes_[r].recv == sizes_[r].send;
+      const bool in_place = v_ == nullptr && sizes_[r].recv == sizes_[r].send;
       const auto as_in_place = [in_place](Region x) {
         if (in_place && x.buffer == Buffer::send) x.buffer = Buffer::recv;
         return x;
@@ -481,7 +565,7 @@ class Simulation {
     std::vector<std::uint32_t> stack;
     for (int r = 0; r < p_; ++r) {
       const auto& ops = scheds_[r].ops;
-      const bool in_place = as_in_place && sizes_[r].recv == sizes_[r].send;
+      const bool in_place = as_in_place && v_ == nullptr && sizes_[r].recv == sizes_[r].send;
       for (auto& list : accesses) list.clear();
       conflicts.clear();
       const auto add = [&](const Region& region, std::size_t i, bool write) {
@@ -574,7 +658,7 @@ class Simulation {
       send_[r].resize(sizes_[r].send);
       fill_pattern(r, 0, send_[r].data(), send_[r].size());
       // Outputs start as the complement of what they should end as: no byte is right by luck.
-      const bool input = coll_ == Collective::bcast && r == root_;
+      const bool input = v_ == nullptr && coll_ == Collective::bcast && r == root_;
       fill_expected(r, recv_[r], input ? 0 : 0xff);
       scratch_[r].resize(scheds_[r].scratch_bytes);
       fill_pattern(-1 - r, 0, scratch_[r].data(), scratch_[r].size());
@@ -584,6 +668,14 @@ class Simulation {
   // What `rank`'s receive buffer holds by the collective's definition (each byte xor `flip`).
   void fill_expected(int rank, Bytes& out, std::uint8_t flip = 0) const {
     out.resize(sizes_[rank].recv);
+    if (v_ != nullptr) {
+      // Bytes outside every block keep what they held: a stream of their own, never flipped.
+      fill_pattern(kUntouched - rank, 0, out.data(), out.size());
+      for (const Piece& piece : pieces_[static_cast<std::size_t>(rank)]) {
+        fill_pattern(piece.from, piece.from_offset, out.data() + piece.at, piece.bytes, flip);
+      }
+      return;
+    }
     if (is_reduction(coll_)) {
       if (out.empty()) return;
       if (reduced_.empty()) {
@@ -836,7 +928,15 @@ class Simulation {
                                  : " (a contribution is ") +
                     "missing, counted twice, or the word was never written)");
       }
-      const Origin o = origin_of(coll_, r, root_, bytes_, x);
+      Origin o{-1, 0};
+      if (v_ == nullptr) {
+        o = origin_of(coll_, r, root_, bytes_, x);
+      } else {
+        for (const Piece& piece : pieces_[static_cast<std::size_t>(r)]) {
+          if (x >= piece.at && x < piece.at + piece.bytes)
+            o = {piece.from, piece.from_offset + x - piece.at};
+        }
+      }
       std::string writer = "no op writes it";
       const auto& ops = scheds_[r].ops;
       const Region probe{Buffer::recv, x, 1};
@@ -847,8 +947,10 @@ class Simulation {
         }
       }
       return fail("rank " + std::to_string(r) + ": recv byte " + std::to_string(x) + " is " +
-                  hex(got[x]) + " but should be " + hex(want[x]) + ", byte " +
-                  std::to_string(o.offset) + " of rank " + std::to_string(o.rank) + "'s input; " +
+                  hex(got[x]) + " but should be " + hex(want[x]) +
+                  (o.rank < 0 ? std::string(", as before the call (outside every block); ")
+                              : ", byte " + std::to_string(o.offset) + " of rank " +
+                                    std::to_string(o.rank) + "'s input; ") +
                   writer);
     }
     return true;
@@ -869,6 +971,8 @@ class Simulation {
   mutable Bytes reduced_;             // reductions: the expected result, computed once
   std::vector<std::uint32_t> order_;  // global ops in completion order, sends before their recvs
   bool rank_order_;                   // reductions: a non-commutative operation (see compose)
+  const std::vector<VArgs>* v_;       // a v-collective: every rank's arguments
+  std::vector<std::vector<Piece>> pieces_;  // a v-collective: every rank's expected pieces
 };
 
 }  // namespace
@@ -876,6 +980,41 @@ class Simulation {
 SimResult simulate_schedules(Collective coll, const Layout& layout, int root, std::size_t bytes,
                              const std::vector<Schedule>& schedules, bool rank_order) {
   return Simulation(coll, layout, root, bytes, schedules, rank_order).run();
+}
+
+SimResult simulate_v(const VAlgorithm& algo, const Layout& layout, int root,
+                     const std::vector<VArgs>& args) {
+  SimResult result;
+  if (root < 0 || root >= layout.size || args.size() != static_cast<std::size_t>(layout.size)) {
+    result.error = "root " + std::to_string(root) + " or " + std::to_string(args.size()) +
+                   " ranks' arguments do not fit " + layout.describe();
+    return result;
+  }
+  std::vector<VArgs> full = args;
+  for (int r = 0; r < layout.size; ++r) {
+    full[static_cast<std::size_t>(r)].coll = algo.coll;
+    full[static_cast<std::size_t>(r)].rank = r;
+    full[static_cast<std::size_t>(r)].root = root;
+  }
+  std::vector<Schedule> schedules(static_cast<std::size_t>(layout.size));
+  for (int r = 0; r < layout.size; ++r) {
+    VArgs mine = full[static_cast<std::size_t>(r)];
+    // A local algorithm must not need what a rank other than the root does not know.
+    if (algo.local && r != root && algo.coll != VCollective::alltoallv) {
+      for (std::size_t i = 0; i < mine.blocks.size(); ++i) {
+        if (static_cast<int>(i) != r) mine.blocks[i] = Block{};
+      }
+    }
+    try {
+      schedules[static_cast<std::size_t>(r)] = algo.build(layout, mine);
+    } catch (const std::exception& e) {
+      result.error = "rank " + std::to_string(r) + ": building " +
+                     std::string(to_string(algo.coll)) + " " + std::string(algo.name) +
+                     " failed: " + e.what();
+      return result;
+    }
+  }
+  return Simulation(Collective::alltoall, layout, root, 0, schedules, false, &full).run();
 }
 
 SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::size_t bytes,

@@ -15,6 +15,7 @@
 #include "algos/layout.hpp"
 #include "algos/registry.hpp"
 #include "algos/schedule.hpp"
+#include "algos/vcollectives.hpp"
 
 namespace lanes::algos {
 
@@ -35,5 +36,12 @@ SimResult simulate(const Algorithm& algo, const Layout& layout, int root, std::s
 // Simulates already-built schedules (one per rank).
 SimResult simulate_schedules(Collective coll, const Layout& layout, int root, std::size_t bytes,
                              const std::vector<Schedule>& schedules, bool rank_order = false);
+
+// Builds and simulates a v-collective: `args[r]` is what rank r passes (its coll, rank and root
+// are set here). Outputs must hold every block by the collective's definition and every other
+// receive byte as it was. A local algorithm builds at ranks other than the root without the
+// other ranks' sizes (they are zeroed for it).
+SimResult simulate_v(const VAlgorithm& algo, const Layout& layout, int root,
+                     const std::vector<VArgs>& args);
 
 }  // namespace lanes::algos
