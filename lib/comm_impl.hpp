@@ -25,6 +25,7 @@
 #include "lib/lru_map.hpp"
 #include "lib/scratch_pool.hpp"
 #include "lib/selection.hpp"
+#include "lib/vcall.hpp"
 #include "transport/shm/channels.hpp"
 #include "transport/ucx/rails.hpp"
 
@@ -114,6 +115,11 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   // prepare_call + start + wait.
   void run(const Call& call);
 
+  // The v-variants (lib/comm_vcollectives.cpp): checked, agreed where needed, built from their
+  // blocks and started at once (no cache: their schedules depend on every block).
+  std::shared_ptr<Execution> start_v(const VSpec& spec, const CallOptions& options);
+  void run_v(const VSpec& spec, const CallOptions& options);
+
  private:
   // What an execution of `call` works on: the buffers this rank uses and the operation.
   struct Operands {
@@ -157,6 +163,12 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   // argument error (empty if none); every rank throws if any rank has one.
   // `call.options.algorithm` is the chosen algorithm.
   void agree(const Call& call, std::size_t bytes, const std::string& local_error);
+  // The exchange before a v-collective: with LANES_CHECK, or when the algorithm needs block
+  // sizes only the root knows (which it then fills into `args`). Every rank compares every
+  // rank's call and block sizes and throws alike: invalid_argument when a rank's arguments were
+  // wrong (`local_error`), mismatch when calls or the two ends of a block differ.
+  void agree_v(algos::VArgs& args, const std::string& algorithm, const CallOptions& options,
+               const std::string& local_error);
   void run_internal(algos::Collective coll, std::size_t bytes, const std::byte* send,
                     std::byte* recv, const std::string& algorithm);
 

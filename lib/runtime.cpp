@@ -2,6 +2,7 @@
 #include <lanes/lanes.hpp>
 
 #include "algos/registry.hpp"
+#include "algos/vcollectives.hpp"
 #include "lib/runtime_impl.hpp"
 #include "transport/bootstrap/bootstrap.hpp"
 #ifdef LANES_HAVE_MPI
@@ -15,6 +16,9 @@ namespace lanes {
 std::vector<std::string> algorithms(std::string_view collective) {
   std::vector<std::string> out;
   for (const algos::Algorithm& a : algos::all_algorithms()) {
+    if (collective == algos::to_string(a.coll)) out.emplace_back(a.name);
+  }
+  for (const algos::VAlgorithm& a : algos::all_valgorithms()) {
     if (collective == algos::to_string(a.coll)) out.emplace_back(a.name);
   }
   return out;

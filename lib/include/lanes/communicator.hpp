@@ -17,7 +17,21 @@ namespace lanes {
 
 namespace detail {
 class CommImpl;
-}
+
+// A v-collective's arguments as the typed and byte entry points pass them on: counts and
+// displacements in units of `unit` bytes (1 for the byte versions, the element size for the
+// typed ones).
+enum class VKind { scatterv, gatherv, allgatherv, alltoallv };
+struct VSpec {
+  VKind kind = VKind::scatterv;
+  int root = 0;
+  std::span<const std::byte> send;
+  std::span<std::byte> recv;
+  std::span<const std::size_t> send_counts, send_displs;
+  std::span<const std::size_t> recv_counts, recv_displs;
+  std::size_t unit = 1;
+};
+}  // namespace detail
 
 // Any contiguous, sized range of trivially copyable elements: std::span<T>, std::vector<T>,
 // std::array<T, N>, C arrays.
@@ -127,6 +141,53 @@ class Communicator {
 
   // Returns once every rank of the communicator has called it.
   void barrier(const CallOptions& options = {});
+
+  // The v-variants: blocks of a size per rank, at displacements of the caller's choosing (counts
+  // and displacements in bytes here, in elements in the typed versions; MPI's meaning).
+  // scatterv: at the root, rank i's block is send_counts[i] bytes at send_displs[i] of `send`;
+  //   every rank receives its block into `recv` (recv.size() bytes; the root's own too).
+  //   send_counts and send_displs are read at the root only (may be empty elsewhere).
+  // gatherv: every rank sends `send`; at the root, rank i's block lands at recv_displs[i] of
+  //   `recv` and is recv_counts[i] bytes (read at the root only).
+  // allgatherv: every rank sends `send` (recv_counts[rank] bytes); rank i's block lands at
+  //   recv_displs[i] of every rank's `recv`. Every rank passes the same counts.
+  // alltoallv: send_counts[j] bytes at send_displs[j] go to rank j, whose recv_counts[i] and
+  //   recv_displs[i] say where rank i's block lands; the two sizes of a pair must agree.
+  // Blocks of a receive buffer must not overlap; a send buffer's may. A size that differs
+  // between the two ends of a block fails the call on the ranks involved (lanes::Error); with
+  // LANES_CHECK=1 every rank compares all sizes first and fails alike.
+  void scatterv_bytes(std::span<const std::byte> send, std::span<const std::size_t> send_counts,
+                      std::span<const std::size_t> send_displs, std::span<std::byte> recv, int root,
+                      const CallOptions& options = {});
+  void gatherv_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                     std::span<const std::size_t> recv_counts,
+                     std::span<const std::size_t> recv_displs, int root,
+                     const CallOptions& options = {});
+  void allgatherv_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                        std::span<const std::size_t> recv_counts,
+                        std::span<const std::size_t> recv_displs, const CallOptions& options = {});
+  void alltoallv_bytes(std::span<const std::byte> send, std::span<const std::size_t> send_counts,
+                       std::span<const std::size_t> send_displs, std::span<std::byte> recv,
+                       std::span<const std::size_t> recv_counts,
+                       std::span<const std::size_t> recv_displs, const CallOptions& options = {});
+  // Nonblocking v-variants: the counts and displacements are read before they return.
+  Request iscatterv_bytes(std::span<const std::byte> send, std::span<const std::size_t> send_counts,
+                          std::span<const std::size_t> send_displs, std::span<std::byte> recv,
+                          int root, const CallOptions& options = {});
+  Request igatherv_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                         std::span<const std::size_t> recv_counts,
+                         std::span<const std::size_t> recv_displs, int root,
+                         const CallOptions& options = {});
+  Request iallgatherv_bytes(std::span<const std::byte> send, std::span<std::byte> recv,
+                            std::span<const std::size_t> recv_counts,
+                            std::span<const std::size_t> recv_displs,
+                            const CallOptions& options = {});
+  Request ialltoallv_bytes(std::span<const std::byte> send,
+                           std::span<const std::size_t> send_counts,
+                           std::span<const std::size_t> send_displs, std::span<std::byte> recv,
+                           std::span<const std::size_t> recv_counts,
+                           std::span<const std::size_t> recv_displs,
+                           const CallOptions& options = {});
 
   // Nonblocking: the same collectives, started now, completed by Request::wait()/test().
   Request ibcast_bytes(std::span<std::byte> data, int root, const CallOptions& options = {});
@@ -335,6 +396,69 @@ class Communicator {
     return plan_allgather_bytes(readable(send), writable(recv), options);
   }
 
+  // Typed v-variants: counts and displacements in elements; send and recv hold one element type.
+  template <ContiguousData S, ContiguousData R>
+  void scatterv(const S& send, std::span<const std::size_t> send_counts,
+                std::span<const std::size_t> send_displs, R&& recv, int root,
+                const CallOptions& options = {}) {
+    v_run(v_spec<S, R>(detail::VKind::scatterv, root, send, recv, send_counts, send_displs, {}, {}),
+          options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  void gatherv(const S& send, R&& recv, std::span<const std::size_t> recv_counts,
+               std::span<const std::size_t> recv_displs, int root,
+               const CallOptions& options = {}) {
+    v_run(v_spec<S, R>(detail::VKind::gatherv, root, send, recv, {}, {}, recv_counts, recv_displs),
+          options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  void allgatherv(const S& send, R&& recv, std::span<const std::size_t> recv_counts,
+                  std::span<const std::size_t> recv_displs, const CallOptions& options = {}) {
+    v_run(v_spec<S, R>(detail::VKind::allgatherv, 0, send, recv, {}, {}, recv_counts, recv_displs),
+          options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  void alltoallv(const S& send, std::span<const std::size_t> send_counts,
+                 std::span<const std::size_t> send_displs, R&& recv,
+                 std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                 const CallOptions& options = {}) {
+    v_run(v_spec<S, R>(detail::VKind::alltoallv, 0, send, recv, send_counts, send_displs,
+                       recv_counts, recv_displs),
+          options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request iscatterv(const S& send, std::span<const std::size_t> send_counts,
+                    std::span<const std::size_t> send_displs, R&& recv, int root,
+                    const CallOptions& options = {}) {
+    return v_start(
+        v_spec<S, R>(detail::VKind::scatterv, root, send, recv, send_counts, send_displs, {}, {}),
+        options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request igatherv(const S& send, R&& recv, std::span<const std::size_t> recv_counts,
+                   std::span<const std::size_t> recv_displs, int root,
+                   const CallOptions& options = {}) {
+    return v_start(
+        v_spec<S, R>(detail::VKind::gatherv, root, send, recv, {}, {}, recv_counts, recv_displs),
+        options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request iallgatherv(const S& send, R&& recv, std::span<const std::size_t> recv_counts,
+                      std::span<const std::size_t> recv_displs, const CallOptions& options = {}) {
+    return v_start(
+        v_spec<S, R>(detail::VKind::allgatherv, 0, send, recv, {}, {}, recv_counts, recv_displs),
+        options);
+  }
+  template <ContiguousData S, ContiguousData R>
+  Request ialltoallv(const S& send, std::span<const std::size_t> send_counts,
+                     std::span<const std::size_t> send_displs, R&& recv,
+                     std::span<const std::size_t> recv_counts,
+                     std::span<const std::size_t> recv_displs, const CallOptions& options = {}) {
+    return v_start(v_spec<S, R>(detail::VKind::alltoallv, 0, send, recv, send_counts, send_displs,
+                                recv_counts, recv_displs),
+                   options);
+  }
+
  private:
   friend class Runtime;
   friend class detail::CommImpl;
@@ -389,6 +513,22 @@ class Communicator {
     bytes.commutative = op.commutative;
     return bytes;
   }
+
+  // A typed v-collective: send and recv hold one element type, counted in elements.
+  template <class S, class R>
+  static detail::VSpec v_spec(detail::VKind kind, int root, const S& send, R& recv,
+                              std::span<const std::size_t> send_counts,
+                              std::span<const std::size_t> send_displs,
+                              std::span<const std::size_t> recv_counts,
+                              std::span<const std::size_t> recv_displs) {
+    using T = std::remove_cv_t<std::ranges::range_value_t<S>>;
+    static_assert(std::is_same_v<T, std::remove_cv_t<std::ranges::range_value_t<R>>>,
+                  "lanes: a typed v-collective's send and recv hold the same element type");
+    return {kind,        root,        readable(send), writable(recv), send_counts,
+            send_displs, recv_counts, recv_displs,    sizeof(T)};
+  }
+  void v_run(const detail::VSpec& spec, const CallOptions& options);
+  Request v_start(const detail::VSpec& spec, const CallOptions& options);
 
   std::shared_ptr<detail::CommImpl> impl_;
 };

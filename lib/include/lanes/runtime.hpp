@@ -27,8 +27,9 @@ struct AllgatherBootstrap {
 };
 
 // Names of the algorithms lanes has for a collective ("bcast", "scatter", "gather", "alltoall",
-// "allgather"), as accepted by CallOptions::algorithm and LANES_<COLLECTIVE>_ALGORITHM. Empty
-// for an unknown collective.
+// "allgather", the reductions, "barrier", "scatterv", "gatherv", "allgatherv", "alltoallv"), as
+// accepted by CallOptions::algorithm (and LANES_<COLLECTIVE>_ALGORITHM for all but the
+// v-variants); the first of a v-variant is its default. Empty for an unknown collective.
 std::vector<std::string> algorithms(std::string_view collective);
 
 class Runtime {
