@@ -82,9 +82,10 @@ const std::vector<ConfigVar>& config_table() {
        algorithm_help("Reduce-scatter (equal blocks)", algos::Collective::reduce_scatter_block)},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
-       "scatter, gather, alltoall, allgather, reduce, allreduce, reduce_scatter_block, barrier; "
-       "all; "
-       "or none. The others go to the MPI library (so do reductions of derived datatypes, "
+       "scatter, gather, alltoall, allgather, reduce, allreduce, reduce_scatter_block, barrier, "
+       "scatterv, gatherv, allgatherv, alltoallv, ibcast, iscatter, igather, ialltoall, "
+       "iallgather, iscatterv, igatherv, iallgatherv, ialltoallv; all; or none. The others go to "
+       "the MPI library (so do reductions of derived datatypes, "
        "MPI_MAXLOC and MPI_MINLOC, and "
        "user-defined operations)."},
       {"LANES_MPI_STATS", "0",

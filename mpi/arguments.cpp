@@ -1,5 +1,6 @@
 #include "mpi/arguments.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -52,6 +53,30 @@ void Arguments::root(int root) {
 void Arguments::op(MPI_Op op) {
   if (error_) return;
   if (op == MPI_OP_NULL) fail(MPI_ERR_OP, "op is MPI_OP_NULL");
+}
+
+void Arguments::vdata(const char* buffer_name, const void* buffer, const char* counts_name,
+                      const int* counts, const char* displs_name, const int* displs,
+                      const char* type_name, MPI_Datatype type) {
+  if (error_) return;
+  if (counts == nullptr || displs == nullptr) {
+    return fail(MPI_ERR_ARG,
+                std::string(counts == nullptr ? counts_name : displs_name) + " is a null pointer");
+  }
+  int largest = 0;
+  for (int i = 0; i < size_; ++i) {
+    if (counts[i] < 0) {
+      return fail(MPI_ERR_COUNT, std::string(counts_name) + "[" + std::to_string(i) + "] is " +
+                                     std::to_string(counts[i]) + ": counts are never negative");
+    }
+    largest = std::max(largest, counts[i]);
+  }
+  data(buffer_name, buffer, counts_name, largest, type_name, type);
+}
+
+void Arguments::request(const MPI_Request* request) {
+  if (error_) return;
+  if (request == nullptr) fail(MPI_ERR_ARG, "request is a null pointer");
 }
 
 void Arguments::data(const char* buffer_name, const void* buffer, const char* count_name, int count,

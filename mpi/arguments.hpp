@@ -33,6 +33,14 @@ class Arguments {
   // (MPI_ERR_BUFFER; MPI_BOTTOM with a datatype of absolute addresses is a valid buffer).
   void data(const char* buffer_name, const void* buffer, const char* count_name, int count,
             const char* type_name, MPI_Datatype type, int blocks = 1);
+  // A v-collective's buffer: `counts` and `displs` hold size() entries (not null: MPI_ERR_ARG),
+  // no count is negative, and the buffer is valid for the largest block (as data()).
+  // Displacements may be anything, negative ones too.
+  void vdata(const char* buffer_name, const void* buffer, const char* counts_name,
+             const int* counts, const char* displs_name, const int* displs, const char* type_name,
+             MPI_Datatype type);
+  // A nonblocking call's request argument is not a null pointer (MPI_ERR_ARG).
+  void request(const MPI_Request* request);
   // A reduction's operation is not MPI_OP_NULL (MPI_ERR_OP).
   void op(MPI_Op op);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mpi/arguments.hpp"
+#include "mpi/intercept.hpp"
 #include "mpi/staging.hpp"
 #include "mpi/state.hpp"
 
@@ -20,53 +21,12 @@ namespace {
 
 using lanes::mpi_interpose::Arguments;
 using lanes::mpi_interpose::Coll;
+using lanes::mpi_interpose::copy_of;
+using lanes::mpi_interpose::intercept;
+using lanes::mpi_interpose::own_block;
 using lanes::mpi_interpose::RecvBytes;
 using lanes::mpi_interpose::SendBytes;
 using lanes::mpi_interpose::TypedBuffer;
-
-// One interposed call. When lanes may serve it, `check(args)` first records this rank's
-// erroneous arguments (local, before any communication), which become an MPI error class raised
-// through comm's error handler; then `serve(lanes_comm)` runs it, or `forward()` (PMPI_*) when
-// lanes does not serve such a call (`supported` false) or the collective is not routed to lanes.
-// An exception becomes an MPI error raised through comm's error handler.
-template <class Check, class Serve, class Forward>
-int intercept(Coll coll, MPI_Comm comm, const char* function, Check check, Serve serve,
-              Forward forward, bool supported = true) {
-  try {
-    // A repeated call on the communicator served last: nothing to ask MPI about it.
-    if (const auto k = lanes::mpi_interpose::known(coll, comm)) {
-      Arguments args(k->rank, k->size);
-      check(args);
-      if (const auto& bad = args.error()) {
-        return lanes::mpi_interpose::raise_error_class(comm, function, bad->error_class, bad->what);
-      }
-      if (!supported) {
-        lanes::mpi_interpose::count_fallback();
-        return forward();
-      }
-      serve(*k->lanes_comm);
-      lanes::mpi_interpose::count_served(coll);
-      return MPI_SUCCESS;
-    }
-    if (lanes::mpi_interpose::routed(coll, comm)) {
-      Arguments args(comm);
-      check(args);
-      if (const auto& bad = args.error()) {
-        return lanes::mpi_interpose::raise_error_class(comm, function, bad->error_class, bad->what);
-      }
-    }
-    lanes::Communicator* lc = supported ? lanes::mpi_interpose::serving(coll, comm) : nullptr;
-    if (lc == nullptr) {
-      lanes::mpi_interpose::count_fallback();
-      return forward();
-    }
-    serve(*lc);
-    lanes::mpi_interpose::count_served(coll);
-    return MPI_SUCCESS;
-  } catch (...) {
-    return lanes::mpi_interpose::raise_error(comm, function);
-  }
-}
 
 // The lanes element type of a predefined MPI datatype lanes reduces; nullopt for the others
 // (derived types, pairs, characters, long double): those reductions go to the MPI library.
@@ -133,18 +93,6 @@ std::optional<Reduction> reduction_of(int count, MPI_Datatype type, MPI_Op op) {
     return std::nullopt;  // erroneous in MPI: let the MPI library report it
   }
   return Reduction{*t, *o, static_cast<std::size_t>(count) * lanes::size_of(*t)};
-}
-
-// A private copy of bytes that may alias the receive buffer (MPI_IN_PLACE).
-std::vector<std::byte> copy_of(std::span<const std::byte> b) {
-  return std::vector<std::byte>(b.begin(), b.end());
-}
-
-// The bytes of this rank's own block of a receive buffer laid out by (count, type).
-std::vector<std::byte> own_block(const void* recvbuf, int count, MPI_Datatype type, int rank,
-                                 MPI_Comm comm) {
-  const void* own = lanes::mpi_interpose::block_address(recvbuf, count, type, rank);
-  return copy_of(SendBytes({own, count, type, 1}, comm).bytes());
 }
 
 }  // namespace

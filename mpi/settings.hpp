@@ -17,13 +17,29 @@ enum class Coll {
   allreduce,
   reduce,
   reduce_scatter_block,
-  barrier
+  barrier,
+  scatterv,
+  gatherv,
+  allgatherv,
+  alltoallv,
+  ibcast,
+  iscatter,
+  igather,
+  ialltoall,
+  iallgather,
+  iscatterv,
+  igatherv,
+  iallgatherv,
+  ialltoallv
 };
-inline constexpr std::array<const char*, 9> kCollNames = {
-    "bcast",  "scatter",   "alltoall", "allgather",
-    "gather", "allreduce", "reduce",   "reduce_scatter_block",
-    "barrier"};
-static_assert(static_cast<std::size_t>(Coll::barrier) + 1 == kCollNames.size());
+inline constexpr std::array<const char*, 22> kCollNames = {
+    "bcast",       "scatter",    "alltoall",  "allgather",
+    "gather",      "allreduce",  "reduce",    "reduce_scatter_block",
+    "barrier",     "scatterv",   "gatherv",   "allgatherv",
+    "alltoallv",   "ibcast",     "iscatter",  "igather",
+    "ialltoall",   "iallgather", "iscatterv", "igatherv",
+    "iallgatherv", "ialltoallv"};
+static_assert(static_cast<std::size_t>(Coll::ialltoallv) + 1 == kCollNames.size());
 
 struct Settings {
   std::array<bool, kCollNames.size()> enabled{};
