@@ -35,6 +35,10 @@ class RuntimeImpl;
 class Execution;
 struct PreparedSchedule;
 
+class CommImpl;
+// The communicator behind a public lanes::Communicator: throws for a null one and after finalize.
+CommImpl& usable(const std::shared_ptr<CommImpl>& impl);
+
 class CommImpl : public std::enable_shared_from_this<CommImpl> {
  public:
   CommImpl(std::shared_ptr<RuntimeImpl> runtime, algos::Layout layout, int rank,

@@ -9,10 +9,10 @@ namespace lanes {
 
 using algos::Collective;
 using Call = detail::CommImpl::Call;
+using detail::usable;
 
-namespace {
-
-detail::CommImpl& usable(const std::shared_ptr<detail::CommImpl>& impl) {
+namespace detail {
+CommImpl& usable(const std::shared_ptr<CommImpl>& impl) {
   if (!impl) {
     throw Error(Errc::invalid_argument,
                 "null communicator (split() with a negative color gives one): it has no ranks");
@@ -20,6 +20,9 @@ detail::CommImpl& usable(const std::shared_ptr<detail::CommImpl>& impl) {
   impl->runtime().check_alive();
   return *impl;
 }
+}  // namespace detail
+
+namespace {
 
 Call make(Collective coll, int root, std::span<const std::byte> send, std::span<std::byte> recv,
           const CallOptions& options) {

@@ -6,19 +6,11 @@
 
 namespace lanes {
 
+using detail::usable;
 using detail::VKind;
 using detail::VSpec;
 
 namespace {
-
-detail::CommImpl& usable(const std::shared_ptr<detail::CommImpl>& impl) {
-  if (!impl) {
-    throw Error(Errc::invalid_argument,
-                "null communicator (split() with a negative color gives one): it has no ranks");
-  }
-  impl->runtime().check_alive();
-  return *impl;
-}
 
 using Sizes = std::span<const std::size_t>;
 

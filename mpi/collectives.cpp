@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mpi/arguments.hpp"
+#include "mpi/checks.hpp"
 #include "mpi/intercept.hpp"
 #include "mpi/staging.hpp"
 #include "mpi/state.hpp"
@@ -123,10 +124,7 @@ int MPI_Finalize(void) {
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return intercept(
       Coll::bcast, comm, "MPI_Bcast",
-      [&](Arguments& a) {
-        a.root(root);
-        a.data("buffer", buffer, "count", count, "datatype", datatype);
-      },
+      [&](Arguments& a) { check_bcast(a, buffer, count, datatype, root); },
       [&](lanes::Communicator& lc) {
         const TypedBuffer b{buffer, count, datatype, 1};
         if (lc.rank() == root) {
@@ -148,14 +146,7 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   return intercept(
       Coll::scatter, comm, "MPI_Scatter",
       [&](Arguments& a) {
-        a.root(root);
-        if (a.rank() == root) {
-          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, a.size());
-        }
-        // MPI_IN_PLACE at the root: recvcount and recvtype are not significant.
-        if (a.rank() != root || recvbuf != MPI_IN_PLACE) {
-          a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype);
-        }
+        check_scatter(a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
       },
       [&](lanes::Communicator& lc) {
         if (lc.rank() != root) {
@@ -185,14 +176,7 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   return intercept(
       Coll::gather, comm, "MPI_Gather",
       [&](Arguments& a) {
-        a.root(root);
-        // MPI_IN_PLACE at the root: sendcount and sendtype are not significant.
-        if (a.rank() != root || sendbuf != MPI_IN_PLACE) {
-          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype);
-        }
-        if (a.rank() == root) {
-          a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
-        }
+        check_gather(a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
       },
       [&](lanes::Communicator& lc) {
         if (lc.rank() != root) {
@@ -220,10 +204,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   return intercept(
       Coll::alltoall, comm, "MPI_Alltoall",
       [&](Arguments& a) {
-        if (sendbuf != MPI_IN_PLACE) {
-          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, a.size());
-        }
-        a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
+        check_exchange(a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, a.size());
       },
       [&](lanes::Communicator& lc) {
         RecvBytes recv({recvbuf, recvcount, recvtype, lc.size()}, comm);
@@ -248,10 +229,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   return intercept(
       Coll::allgather, comm, "MPI_Allgather",
       [&](Arguments& a) {
-        if (sendbuf != MPI_IN_PLACE) {
-          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype);
-        }
-        a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
+        check_exchange(a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 1);
       },
       [&](lanes::Communicator& lc) {
         RecvBytes recv({recvbuf, recvcount, recvtype, lc.size()}, comm);

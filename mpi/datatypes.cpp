@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <lanes/error.hpp>
 
 namespace lanes::mpi_interpose {
 
@@ -37,6 +38,15 @@ TypeShape type_shape(MPI_Datatype type) {
   }
   const TypeShape s = ask(type);
   if (s.named && s.known && known_count < kSlots) known_types[known_count++] = Known{type, s};
+  return s;
+}
+
+TypeShape usable_shape(MPI_Datatype type) {
+  const TypeShape s = type_shape(type);
+  if (!s.known) {
+    throw lanes::Error(lanes::Errc::invalid_argument,
+                       "MPI_Type_size_x or MPI_Type_get_extent_x failed");
+  }
   return s;
 }
 

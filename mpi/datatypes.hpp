@@ -21,5 +21,8 @@ struct TypeShape {
 };
 
 TypeShape type_shape(MPI_Datatype type);
+// The same for a datatype that must be usable: throws lanes::Error when the MPI library does not
+// answer.
+TypeShape usable_shape(MPI_Datatype type);
 
 }  // namespace lanes::mpi_interpose

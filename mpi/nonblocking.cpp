@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "mpi/checks.hpp"
 #include "mpi/intercept.hpp"
 #include "mpi/requests.hpp"
 
@@ -15,13 +16,6 @@ namespace {
 
 using namespace lanes::mpi_interpose;
 using Bytes = std::vector<std::byte>;
-
-template <class T, class... A>
-std::shared_ptr<T> hold(Started& s, A&&... args) {
-  auto p = std::make_shared<T>(std::forward<A>(args)...);
-  s.keep.push_back(p);
-  return p;
-}
 
 // A receive view kept alive until completion, unpacked then.
 std::span<std::byte> receive_into(Started& s, const TypedBuffer& b, MPI_Comm comm) {
@@ -40,8 +34,7 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
       Coll::ibcast, comm, "MPI_Ibcast",
       [&](Arguments& a) {
         a.request(request);
-        a.root(root);
-        a.data("buffer", buffer, "count", count, "datatype", datatype);
+        check_bcast(a, buffer, count, datatype, root);
       },
       [&](lanes::Communicator& lc) {
         Started s;
@@ -66,13 +59,7 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       Coll::iscatter, comm, "MPI_Iscatter",
       [&](Arguments& a) {
         a.request(request);
-        a.root(root);
-        if (a.rank() == root) {
-          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, a.size());
-        }
-        if (a.rank() != root || recvbuf != MPI_IN_PLACE) {
-          a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype);
-        }
+        check_scatter(a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
       },
       [&](lanes::Communicator& lc) {
         Started s;
@@ -104,13 +91,7 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       Coll::igather, comm, "MPI_Igather",
       [&](Arguments& a) {
         a.request(request);
-        a.root(root);
-        if (a.rank() != root || sendbuf != MPI_IN_PLACE) {
-          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype);
-        }
-        if (a.rank() == root) {
-          a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
-        }
+        check_gather(a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
       },
       [&](lanes::Communicator& lc) {
         Started s;
@@ -140,10 +121,7 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
       Coll::ialltoall, comm, "MPI_Ialltoall",
       [&](Arguments& a) {
         a.request(request);
-        if (sendbuf != MPI_IN_PLACE) {
-          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, a.size());
-        }
-        a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
+        check_exchange(a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, a.size());
       },
       [&](lanes::Communicator& lc) {
         Started s;
@@ -173,10 +151,7 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
       Coll::iallgather, comm, "MPI_Iallgather",
       [&](Arguments& a) {
         a.request(request);
-        if (sendbuf != MPI_IN_PLACE) {
-          a.data("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype);
-        }
-        a.data("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, a.size());
+        check_exchange(a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 1);
       },
       [&](lanes::Communicator& lc) {
         Started s;

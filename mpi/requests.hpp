@@ -13,6 +13,7 @@
 #include <functional>
 #include <lanes/lanes.hpp>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace lanes::mpi_interpose {
@@ -24,6 +25,14 @@ struct Started {
   std::vector<std::shared_ptr<void>> keep;  // alive until completion
   std::function<void()> finish;             // unpacks staged receive data; may be empty
 };
+
+// A T made from `args`, kept alive by `s` until its call completes.
+template <class T, class... A>
+std::shared_ptr<T> hold(Started& s, A&&... args) {
+  auto p = std::make_shared<T>(std::forward<A>(args)...);
+  s.keep.push_back(p);
+  return p;
+}
 
 // Makes `*request` the MPI request of a nonblocking collective lanes started on `comm`.
 void track(Started started, MPI_Comm comm, const char* function, MPI_Request* request);

@@ -18,15 +18,6 @@ void check(int rc, const char* what) {
 
 using Shape = TypeShape;
 
-Shape shape_of(MPI_Datatype type) {
-  const Shape s = type_shape(type);
-  if (!s.known) {
-    throw lanes::Error(lanes::Errc::invalid_argument,
-                       "MPI_Type_size_x or MPI_Type_get_extent_x failed");
-  }
-  return s;
-}
-
 // The callers have checked the arguments (mpi/arguments.hpp); a negative count or a size beyond
 // an address is still refused here rather than turned into a huge span.
 std::size_t total_bytes(const TypedBuffer& b, const Shape& s) {
@@ -61,11 +52,11 @@ void for_each_run(const TypedBuffer& b, const Shape& s, Fn fn) {
 
 const void* block_address(const void* base, MPI_Count count, MPI_Datatype type, int i) {
   return static_cast<const std::byte*>(base) +
-         static_cast<MPI_Count>(i) * count * shape_of(type).extent;
+         static_cast<MPI_Count>(i) * count * usable_shape(type).extent;
 }
 
 SendBytes::SendBytes(const TypedBuffer& b, MPI_Comm comm) {
-  const Shape s = shape_of(b.type);
+  const Shape s = usable_shape(b.type);
   const std::size_t bytes = total_bytes(b, s);
   const auto* base = static_cast<const std::byte*>(b.base);
   if (s.contiguous() || bytes == 0) {
@@ -82,7 +73,7 @@ SendBytes::SendBytes(const TypedBuffer& b, MPI_Comm comm) {
 }
 
 RecvBytes::RecvBytes(const TypedBuffer& b, MPI_Comm comm) : buffer_(b), comm_(comm) {
-  const Shape s = shape_of(b.type);
+  const Shape s = usable_shape(b.type);
   const std::size_t bytes = total_bytes(b, s);
   auto* base = static_cast<std::byte*>(const_cast<void*>(b.base));
   if (s.contiguous() || bytes == 0) {
@@ -95,7 +86,7 @@ RecvBytes::RecvBytes(const TypedBuffer& b, MPI_Comm comm) : buffer_(b), comm_(co
 
 void RecvBytes::finish() {
   if (staged_.empty()) return;
-  const Shape s = shape_of(buffer_.type);
+  const Shape s = usable_shape(buffer_.type);
   auto* base = static_cast<std::byte*>(const_cast<void*>(buffer_.base));
   for_each_run(buffer_, s, [&](MPI_Count offset, int n, std::size_t in, int in_bytes) {
     int position = 0;

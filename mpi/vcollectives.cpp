@@ -18,13 +18,6 @@ namespace {
 using namespace lanes::mpi_interpose;
 using Bytes = std::vector<std::byte>;
 
-template <class T, class... A>
-std::shared_ptr<T> hold(Started& s, A&&... args) {
-  auto p = std::make_shared<T>(std::forward<A>(args)...);
-  s.keep.push_back(p);
-  return p;
-}
-
 // Runs a started call to the end (the blocking forms).
 void complete(Started s) {
   s.request.wait();

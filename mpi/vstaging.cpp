@@ -13,15 +13,6 @@ namespace lanes::mpi_interpose {
 
 namespace {
 
-TypeShape shape_of(MPI_Datatype type) {
-  const TypeShape s = type_shape(type);
-  if (!s.known) {
-    throw lanes::Error(lanes::Errc::invalid_argument,
-                       "MPI_Type_size_x or MPI_Type_get_extent_x failed");
-  }
-  return s;
-}
-
 // Where block i starts (its first data byte for a contiguous datatype), relative to the base.
 MPI_Count block_offset(const VTypedBuffer& b, const TypeShape& s, int i) {
   return static_cast<MPI_Count>(b.displs[i]) * s.extent;
@@ -74,7 +65,7 @@ std::size_t packed(const VTypedBuffer& b, const TypeShape& s, VBlocks& out) {
 }  // namespace
 
 VSendBytes::VSendBytes(const VTypedBuffer& b, MPI_Comm comm) {
-  const TypeShape s = shape_of(b.type);
+  const TypeShape s = usable_shape(b.type);
   if (s.contiguous()) {
     view_ = in_place(b, s, blocks_);
     return;
@@ -90,7 +81,7 @@ VSendBytes::VSendBytes(const VTypedBuffer& b, MPI_Comm comm) {
 }
 
 VRecvBytes::VRecvBytes(const VTypedBuffer& b, MPI_Comm comm) : buffer_(b), comm_(comm) {
-  const TypeShape s = shape_of(b.type);
+  const TypeShape s = usable_shape(b.type);
   if (s.contiguous()) {
     const std::span<const std::byte> v = in_place(b, s, blocks_);
     view_ = std::span(const_cast<std::byte*>(v.data()), v.size());
@@ -106,7 +97,7 @@ VRecvBytes::VRecvBytes(const VTypedBuffer& b, MPI_Comm comm) : buffer_(b), comm_
 
 void VRecvBytes::finish() {
   if (staged_.empty()) return;
-  const TypeShape s = shape_of(buffer_.type);
+  const TypeShape s = usable_shape(buffer_.type);
   for (int i = 0; i < buffer_.blocks; ++i) {
     const auto k = static_cast<std::size_t>(i);
     if (blocks_.counts[k] == 0) continue;
