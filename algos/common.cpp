@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "algos/numa_domains.hpp"
+
 namespace lanes::algos {
 
 int ceil_log2(int p) {
@@ -49,12 +51,13 @@ bool rank_order_at_root_zero(const Layout&, int root) {
   return root == 0;
 }
 
-bool rank_order_on_consecutive_nodes(const Layout& layout, int) {
-  return consecutive_nodes(layout);
+bool rank_order_on_consecutive_nodes_and_domains(const Layout& layout, int) {
+  return consecutive_nodes(layout) && numa_domains_contiguous(layout);
 }
 
-bool rank_order_on_consecutive_nodes_root_node_zero(const Layout& layout, int root) {
-  return consecutive_nodes(layout) && layout.node_of[static_cast<std::size_t>(root)] == 0;
+bool rank_order_on_consecutive_nodes_and_domains_root_node_zero(const Layout& layout, int root) {
+  return rank_order_on_consecutive_nodes_and_domains(layout, root) &&
+         layout.node_of[static_cast<std::size_t>(root)] == 0;
 }
 
 Schedule reroot_reduce(Schedule s, const Layout& layout, const CollArgs& args) {

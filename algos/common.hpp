@@ -58,12 +58,13 @@ bool consecutive_nodes(const Layout& layout);
 
 // For Algorithm::rank_order (registry.hpp): in rank order on every layout and root; toward root 0
 // only (trees numbered relative to the root combine a rotation of the rank order otherwise); on
-// layouts of consecutive nodes (node-aware algorithms that combine node by node, local ranks in
-// order); and that toward a root on node 0.
+// layouts of consecutive nodes whose NUMA domains hold consecutive local ranks (node-aware
+// algorithms that combine node by node, and on a node domain by domain, local ranks in order);
+// and that toward a root on node 0.
 bool rank_order_always(const Layout& layout, int root);
 bool rank_order_at_root_zero(const Layout& layout, int root);
-bool rank_order_on_consecutive_nodes(const Layout& layout, int root);
-bool rank_order_on_consecutive_nodes_root_node_zero(const Layout& layout, int root);
+bool rank_order_on_consecutive_nodes_and_domains(const Layout& layout, int root);
+bool rank_order_on_consecutive_nodes_and_domains_root_node_zero(const Layout& layout, int root);
 
 // A reduce to `args.root` through rank 0, for algorithms in rank order toward root 0 only:
 // `at_zero` is this rank's schedule (args.rank) of the reduce to root 0. Rank 0 combines into

@@ -240,10 +240,21 @@ class Simulation {
         if (op.kind != OpKind::send) continue;
         ++result.messages;
         result.bytes_moved += op.src.bytes;
-        if (!layout_.same_node(r, op.peer)) result.offnode_bytes += op.src.bytes;
+        if (!layout_.same_node(r, op.peer)) {
+          result.offnode_bytes += op.src.bytes;
+        } else if (crosses_numa(r, op.peer)) {
+          result.cross_numa_bytes += op.src.bytes;
+        }
       }
     }
     return result;
+  }
+
+  bool crosses_numa(int a, int b) const {
+    if (layout_.numa_of.empty()) return false;
+    const int na = layout_.numa_of[static_cast<std::size_t>(a)];
+    const int nb = layout_.numa_of[static_cast<std::size_t>(b)];
+    return na >= 0 && nb >= 0 && na != nb;
   }
 
  private:

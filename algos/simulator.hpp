@@ -26,6 +26,8 @@ struct SimResult {
   std::size_t messages = 0;
   std::size_t bytes_moved = 0;    // over all messages
   std::size_t offnode_bytes = 0;  // messages between different nodes
+  // Messages on a node between ranks bound to different NUMA nodes (both known).
+  std::size_t cross_numa_bytes = 0;
 };
 
 // Builds the schedules with `algo` for every rank and simulates them (reductions: `bytes` a

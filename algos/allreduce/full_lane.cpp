@@ -63,7 +63,7 @@ Schedule build_allreduce_full_lane(const Layout& layout, const CollArgs& args) {
   const auto in_recv = [&](int j) { return Region{Buffer::recv, part(j).offset, part(j).bytes}; };
   const std::size_t mine = part(i).bytes;
   // Scratch: phase 1's bounce area, then phase 2's incoming partial.
-  const std::size_t bounce = node_bounce_bytes(n, part(0).bytes, args.elem);
+  const std::size_t bounce = node_bounce_bytes(layout, mates, i, part(0).bytes, args.elem);
   s.scratch_bytes = bounce + (nodes > 1 ? part(0).bytes : 0);
   const PowerOfTwoFold fold(nodes);
   const int levels = fold.levels;
@@ -143,6 +143,6 @@ const Algorithm algorithm_allreduce_full_lane{
     regular_layout,
     "node reduce-scatter, n concurrent allreduces of m/n between nodes, node allgather",
     cost_allreduce_full_lane,
-    rank_order_on_consecutive_nodes};
+    rank_order_on_consecutive_nodes_and_domains};
 
 }  // namespace lanes::algos

@@ -63,7 +63,7 @@ Schedule build_reduce_full_lane(const Layout& layout, const CollArgs& args) {
   const auto in_recv = [&](int j) { return Region{Buffer::recv, part(j).offset, part(j).bytes}; };
   const std::size_t mine = part(i).bytes;
   // Scratch: the bounce area, the partial (not at the root), phase 2's incoming partial.
-  const std::size_t bounce = node_bounce_bytes(n, part(0).bytes, args.elem);
+  const std::size_t bounce = node_bounce_bytes(layout, mates, i, part(0).bytes, args.elem);
   const std::size_t partial_at = bounce;
   const std::size_t incoming_at = partial_at + (root ? 0 : part(0).bytes);
   s.scratch_bytes = incoming_at + (nodes > 1 ? part(0).bytes : 0);
@@ -155,6 +155,6 @@ const Algorithm algorithm_reduce_full_lane{
     regular_layout,
     "node reduce-scatter, n concurrent binomial reduces of m/n between nodes, gather at root",
     cost_reduce_full_lane,
-    rank_order_on_consecutive_nodes_root_node_zero};
+    rank_order_on_consecutive_nodes_and_domains_root_node_zero};
 
 }  // namespace lanes::algos
