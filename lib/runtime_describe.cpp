@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "algos/numa_domains.hpp"
 #include "lib/comm_impl.hpp"
 #include "lib/runtime_impl.hpp"
 
@@ -49,7 +50,11 @@ std::string RuntimeImpl::describe() const {
   for (int node = 0; node < lay.num_nodes(); ++node) {
     const auto& ranks = lay.node_ranks[static_cast<std::size_t>(node)];
     const auto& first = peers_[static_cast<std::size_t>(ranks.front())];
-    o << "node " << node << " (host " << first.node_key << "): " << ranks.size() << " ranks, rails";
+    o << "node " << node << " (host " << first.node_key << "): " << ranks.size() << " ranks";
+    // Where the node's ranks span NUMA nodes, its node phases run in two levels.
+    const int domains = algos::phase_domains(lay, ranks).count();
+    if (domains > 1) o << " in " << domains << " NUMA domains";
+    o << ", rails";
     const bool equal = equal_weights(lay);
     for (std::size_t i = 0; i < first.rails.size(); ++i) {
       o << " " << i << ":" << first.rails[i];
