@@ -80,6 +80,7 @@ const std::vector<ConfigVar>& config_table() {
        algorithm_help("Allreduce", algos::Collective::allreduce)},
       {"LANES_REDUCE_SCATTER_BLOCK_ALGORITHM", "auto",
        algorithm_help("Reduce-scatter (equal blocks)", algos::Collective::reduce_scatter_block)},
+      {"LANES_BARRIER_ALGORITHM", "auto", algorithm_help("Barrier", algos::Collective::barrier)},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
        "scatter, gather, alltoall, allgather, reduce, allreduce, reduce_scatter_block, barrier, "
@@ -205,6 +206,7 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (auto v = get("LANES_REDUCE_SCATTER_BLOCK_ALGORITHM")) {
     c.reduce_scatter_block_algorithm = *v;
   }
+  if (auto v = get("LANES_BARRIER_ALGORITHM")) c.barrier_algorithm = *v;
   return c;
 }
 

@@ -41,6 +41,7 @@ struct Config {
   std::string reduce_algorithm = "auto";
   std::string allreduce_algorithm = "auto";
   std::string reduce_scatter_block_algorithm = "auto";
+  std::string barrier_algorithm = "auto";
   std::string calibration;  // LANES_CALIBRATION: cost-model parameters file
   std::string rules;        // LANES_RULES: JSON selection rules file
   // Names of the UCX_* variables set (the user's UCX settings, which lanes' own settings of its

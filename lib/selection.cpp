@@ -100,7 +100,8 @@ std::string configured_algorithm(const Config& cfg, Collective coll, const char*
       *source = "LANES_REDUCE_SCATTER_BLOCK_ALGORITHM";
       return cfg.reduce_scatter_block_algorithm;
     case Collective::barrier:
-      break;
+      *source = "LANES_BARRIER_ALGORITHM";
+      return cfg.barrier_algorithm;
   }
   return "auto";
 }

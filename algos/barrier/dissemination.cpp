@@ -9,8 +9,9 @@
 // rank has heard, through chains of tokens, from the 2^(j+1) ranks before it, so after the last
 // round from every rank: none leaves before all arrived (the simulator checks exactly that).
 //
-// Cost: ceil(log2 p) (alpha + beta) with one byte per message; the rounds whose distance reaches
-// n ranks cross nodes, all ranks at once.
+// Cost: ceil(log2 p) (alpha + beta) with one byte per message. On more than one node every round
+// has a token that crosses nodes (the last rank of a node signals a rank d further on, on the
+// next node), and the next round waits for it: each round costs an off-node message.
 //
 // Applies: any p and any layout.
 #include <vector>
@@ -45,7 +46,7 @@ Schedule build_barrier_dissemination(const Layout& layout, const CollArgs& args)
 
 double cost_barrier_dissemination(const CostInput& in, const MachineParams& m) {
   double t = 0;
-  for (long long d = 1; d < in.p(); d *= 2) t += hop_time(1, d >= in.ppn && in.nodes > 1, in, m);
+  for (long long d = 1; d < in.p(); d *= 2) t += hop_time(1, in.nodes > 1, in, m);
   return t;
 }
 

@@ -10,7 +10,9 @@
 //     its node off the node, so it stripes over all of the node's lanes; ceil(log2 N) rounds.
 //  2. On every node a binomial broadcast from the leader over the node's ranks, numbered by local
 //     rank relative to the leader (shared memory); ceil(log2 n) rounds for a node of n ranks,
-//     labelled after those of phase 1. A leader starts it as soon as it holds the data,
+//     labelled after those of phase 1. Where the node's ranks span D NUMA domains, binomial
+//     among the domains' leaders and then inside every domain (algos/node_bcast.hpp), so that
+//     D - 1 copies cross between NUMA nodes. A leader starts it as soon as it holds the data,
 //     alongside its own phase-1 sends.
 //
 // Cost: ceil(log2 N) + ceil(log2 n_max) rounds for N nodes of at most n_max ranks;
@@ -26,6 +28,7 @@
 #include "algos/binomial_tree.hpp"
 #include "algos/common.hpp"
 #include "algos/cost_model.hpp"
+#include "algos/node_bcast.hpp"
 #include "algos/registry.hpp"
 
 namespace lanes::algos {
@@ -37,10 +40,12 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
   if (p == 1 || args.bytes == 0) return s;
   const int num_nodes = layout.num_nodes();
   const int root_node = layout.node_of[args.root];
-  std::size_t largest = 0;
-  for (const auto& ranks : layout.node_ranks) largest = std::max(largest, ranks.size());
+  int on_node_rounds = 0;
+  for (int u = 0; u < num_nodes; ++u) {
+    on_node_rounds = std::max(on_node_rounds, node_bcast_rounds(layout, u));
+  }
   const int inter_rounds = ceil_log2(num_nodes);
-  s.rounds = inter_rounds + ceil_log2(static_cast<int>(largest));
+  s.rounds = inter_rounds + on_node_rounds;
   const int me = args.rank;
   const int node = layout.node_of[me];
   const auto leader = [&](int x) { return x == root_node ? args.root : layout.node_ranks[x][0]; };
@@ -57,14 +62,8 @@ Schedule build_bcast_hierarchical(const Layout& layout, const CollArgs& args) {
     if (among.received) held = {*among.received};
   }
 
-  // 2. On the node, relative to the leader, alongside the leader's phase-1 sends.
-  const std::vector<int>& ranks = layout.node_ranks[node];
-  const int n = static_cast<int>(ranks.size());
-  const int base = layout.local_rank_of[leader(node)];
-  const int v = (layout.local_rank_of[me] - base + n) % n;
-  const auto on_node = [&](int w) { return ranks[(w + base) % n]; };
-  const auto driven = [&](int sender, const TreeEdge&) { return layout.lanes_of[sender]; };
-  append_binomial_bcast(s, BinomialTree(n), v, inter_rounds, on_node, driven, data, held);
+  // 2. On the node, from the leader, alongside the leader's phase-1 sends.
+  append_node_bcast(s, layout, me, leader(node), inter_rounds, data, held);
   s.finalize();
   return s;
 }

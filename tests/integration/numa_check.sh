@@ -2,9 +2,10 @@
 # On-node phases over several NUMA nodes, with a synthetic hwloc topology: this host's first two
 # CPUs presented as two NUMA nodes (HWLOC_XMLFILE, HWLOC_THISSYSTEM=1) and every process bound to
 # one of them (taskset), so that lanes' real hwloc discovery finds a node whose ranks span two
-# NUMA nodes. Checks that lanes-info reports each rank's NUMA node as bound, and that every
-# reduction algorithm (the full-lane ones through the two-level NUMA phases) delivers every
-# element right.
+# NUMA nodes. Checks that lanes-info reports each rank's NUMA node as bound and the node's NUMA
+# domains, that every reduction algorithm (the full-lane ones through the two-level NUMA phases)
+# delivers every element right, and so do every broadcast (the hierarchical one through NUMA
+# domain leaders) and every barrier (the hierarchical one domain by domain).
 #   numa_check.sh RUN_MPI XML LANES_INFO COLLECTIVES_CHECK
 # Binding wrapper (used by the above through mpirun):
 #   numa_check.sh --bind CPUS XML PROGRAM [ARGS...]   CPUS: the CPU of each local rank, e.g. 0,0,1
@@ -45,7 +46,7 @@ for layout in "${layouts[@]}"; do
     fi
   done
   "$run_mpi" "$np" "$node_size" "$self" --bind "$cpus" "$xml" "$check" --algorithms all \
-    --colls reduce,allreduce,reduce_scatter_block --sizes 0,1,7,1048579 || {
+    --colls bcast,reduce,allreduce,reduce_scatter_block,barrier --sizes 0,1,7,1048579 || {
     echo "FAIL: collectives with CPUs $cpus at np $np, nodes of $node_size"
     fail=1
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algos/layout.hpp"
+#include "algos/node_bcast.hpp"
 #include "algos/node_phases.hpp"
 #include "algos/numa_domains.hpp"
 #include "algos/registry.hpp"
@@ -179,6 +180,32 @@ TEST(NumaPhases, RankOrderHoldsWhereTheDomainsAreContiguous) {
       EXPECT_FALSE(a.rank_order(interleaved, 0)) << describe(interleaved);
       EXPECT_FALSE(simulate(a, interleaved, 0, 8 * kWord, true).ok) << describe(interleaved);
       EXPECT_TRUE(simulate(a, interleaved, 0, 8 * kWord, false).ok) << describe(interleaved);
+    }
+  }
+}
+
+// The hierarchical broadcast's node phase: leaders per NUMA domain first, then each domain, so
+// that D - 1 copies of the message cross between NUMA nodes on every node, from every root.
+TEST(NumaPhases, NodeBroadcastCrossesEachNumaBoundaryOnce) {
+  const Algorithm* a = find_algorithm(Collective::bcast, "hierarchical");
+  ASSERT_NE(a, nullptr);
+  for (const auto& numa : std::vector<std::vector<int>>{
+           {0, 1, 0, 1}, {0, 0, 1, 1}, {0, 1, 2, 0, 1, 2}, {1, 0, 0, 0, 0}, {0, 1, 2, 3, 0, 1}}) {
+    const int n = static_cast<int>(numa.size());
+    int domains = 0;
+    for (const int x : numa) domains = std::max(domains, x + 1);
+    for (int nodes = 1; nodes <= 3; ++nodes) {
+      const Layout layout = bound(Layout::blocks(nodes * n, n, 2), numa);
+      for (int root = 0; root < layout.size; ++root) {
+        const std::size_t m = 1000;
+        const SimResult res = simulate(*a, layout, root, m);
+        ASSERT_TRUE(res.ok) << describe(layout) << ", root " << root << ": " << res.error;
+        EXPECT_EQ(res.cross_numa_bytes, static_cast<std::size_t>(nodes * (domains - 1)) * m)
+            << describe(layout) << ", root " << root;
+        EXPECT_EQ(res.max_rounds, (nodes > 1 ? (nodes > 2 ? 2 : 1) : 0) +
+                                      node_bcast_rounds(layout, layout.node_of[root]))
+            << describe(layout);
+      }
     }
   }
 }

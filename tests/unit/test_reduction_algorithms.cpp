@@ -724,6 +724,51 @@ TEST(BarrierDissemination, EveryRankHearsFromEveryRank) {
   EXPECT_TRUE(big.ok) << big.error;
 }
 
+// The hierarchical barrier: nobody leaves before all arrived, on every layout; 2 (n - 1) tokens
+// on a node of n, one per leader and round among the N leaders, 2 A + ceil(log2 N) rounds.
+TEST(BarrierHierarchical, EveryRankHearsFromEveryRankThroughItsLeaders) {
+  const Algorithm& a = algo(Collective::barrier, "hierarchical");
+  for (int p = 1; p <= 64; ++p) {
+    for (const Layout& layout :
+         {Layout::blocks(p, 1, 1), Layout::blocks(p, 3, 2), mixed(p, 2), Layout::blocks(p, p, 1)}) {
+      const SimResult res = simulate(a, layout, 0, 0);
+      ASSERT_TRUE(res.ok) << layout.describe() << ": " << res.error;
+      const int nodes = layout.num_nodes();
+      int log = 0;
+      while ((1 << log) < nodes) ++log;
+      int most = 1;
+      for (const auto& ranks : layout.node_ranks) most = std::max(most, int(ranks.size()));
+      EXPECT_EQ(res.max_rounds, 2 * (most > 1 ? 1 : 0) + log) << layout.describe();
+      const auto among = static_cast<std::size_t>(nodes > 1 ? nodes * log : 0);
+      EXPECT_EQ(res.messages, 2 * static_cast<std::size_t>(p - nodes) + among) << layout.describe();
+      EXPECT_EQ(res.offnode_bytes, among) << layout.describe();
+    }
+  }
+  EXPECT_TRUE(simulate(a, Layout::blocks(1024, 16, 2), 0, 0).ok);
+}
+
+// With NUMA domains: the members arrive at their domain's leader, the domain leaders at the
+// node's; one token each way crosses between two domains.
+TEST(BarrierHierarchical, ArrivesDomainByDomain) {
+  const Algorithm& a = algo(Collective::barrier, "hierarchical");
+  for (const std::vector<int>& numa : std::vector<std::vector<int>>{
+           {0, 0, 1, 1}, {0, 1, 0, 1}, {0, 1, 2, 0, 1, 2}, {0, 0, 0, 1}}) {
+    const int n = static_cast<int>(numa.size());
+    int domains = 0;
+    for (const int x : numa) domains = std::max(domains, x + 1);
+    for (int nodes = 1; nodes <= 5; ++nodes) {
+      Layout layout = Layout::blocks(nodes * n, n, 2);
+      for (int r = 0; r < layout.size; ++r) layout.numa_of[r] = numa[layout.local_rank_of[r]];
+      const SimResult res = simulate(a, layout, 0, 0);
+      ASSERT_TRUE(res.ok) << layout.describe() << ": " << res.error;
+      int log = 0;
+      while ((1 << log) < nodes) ++log;
+      EXPECT_EQ(res.max_rounds, 4 + log);
+      EXPECT_EQ(res.cross_numa_bytes, static_cast<std::size_t>(nodes * 2 * (domains - 1)));
+    }
+  }
+}
+
 TEST(BarrierDissemination, TheSimulatorRejectsABarrierThatLetsARankLeaveEarly) {
   // Four ranks, one round of the dissemination only: rank r hears from r - 1 alone.
   const Layout layout = Layout::blocks(4, 1, 1);
