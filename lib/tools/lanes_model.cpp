@@ -19,7 +19,8 @@ int usage(const char* why) {
   if (why != nullptr) std::fprintf(stderr, "lanes-model: %s\n", why);
   std::fprintf(stderr,
                "usage: lanes-model --collective "
-               "bcast|scatter|gather|alltoall|allgather|reduce|allreduce\n"
+               "bcast|scatter|gather|alltoall|allgather|reduce|allreduce|\n"
+               "                                reduce_scatter_block|barrier\n"
                "                   --nodes N --ppn n --bytes B [--rails R] [--lanes K]\n"
                "                   [--calibration FILE] [--irregular]\n"
                "B: the bcast or reduction vector, or one block for the other collectives.\n");
@@ -91,7 +92,8 @@ int main(int argc, char** argv) {
   }
   if (!have_coll)
     return usage(
-        "--collective must be bcast, scatter, gather, alltoall, allgather, reduce or allreduce");
+        "--collective must be bcast, scatter, gather, alltoall, allgather, reduce, allreduce, "
+        "reduce_scatter_block or barrier");
   if (in.nodes < 1 || in.ppn < 1 || m.rails < 1) return usage("nodes, ppn and rails must be >= 1");
   try {
     if (!calibration.empty()) {
