@@ -153,12 +153,16 @@ double node_rate(const CostInput& in, const MachineParams& m) {
   return rate;
 }
 
-double rail_time(double bytes, double flows, const CostInput& in, const MachineParams& m,
-                 Spread spread) {
+namespace {
+
+// rail_time(), where `spread_out` says whether the bytes may use all the lanes the flow may use
+// (a message striped over them, or a stream of messages taking them by turns) or one lane.
+double rail_time_spread(double bytes, double flows, const CostInput& in, const MachineParams& m,
+                        Spread spread, bool spread_out) {
   const double all = node_rate(in, m);
   const double lanes = std::max(1.0, static_cast<double>(std::min(in.lanes, m.rails)));
   double share = 1.0 / lanes;  // one lane's part of the node's rate
-  if (bytes >= m.stripe_threshold()) {
+  if (spread_out) {
     if (spread == Spread::node) share = 1.0;
     if (spread == Spread::driven && in.ppn < in.lanes) {
       share = std::min(1.0, 1.0 / static_cast<double>(std::min<long long>(in.ppn, m.rails)));
@@ -166,6 +170,18 @@ double rail_time(double bytes, double flows, const CostInput& in, const MachineP
   }
   const double rate = std::min(all / std::max(1.0, flows), all * share);
   return m.alpha_rail + bytes / rate;
+}
+
+}  // namespace
+
+double rail_time(double bytes, double flows, const CostInput& in, const MachineParams& m,
+                 Spread spread) {
+  return rail_time_spread(bytes, flows, in, m, spread, bytes >= m.stripe_threshold());
+}
+
+double stream_time(double bytes, double flows, const CostInput& in, const MachineParams& m,
+                   Spread spread) {
+  return rail_time_spread(bytes, flows, in, m, spread, true);
 }
 
 double shm_time(double bytes, const MachineParams& m) {

@@ -82,6 +82,12 @@ double node_rate(const CostInput& in, const MachineParams& m);
 // at the same time.
 double rail_time(double bytes, double flows, const CostInput& in, const MachineParams& m,
                  Spread spread = Spread::driven);
+// Time per message of a stream of messages of `bytes` that a rank sends one after another to
+// one peer (the segments of a pipeline): below the striping threshold each goes whole on one
+// rail and the next on the next rail (the executor's turns), so the stream moves at the rate of
+// every lane the flow may use, as one message above the threshold does, striped.
+double stream_time(double bytes, double flows, const CostInput& in, const MachineParams& m,
+                   Spread spread = Spread::driven);
 // Time of one on-node message of `bytes`.
 double shm_time(double bytes, const MachineParams& m);
 // Time to combine `bytes` of a reduction into a partial result.

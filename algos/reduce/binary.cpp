@@ -65,7 +65,11 @@ double cost_reduce_binary(const CostInput& in, const MachineParams& m) {
   if (p <= 1) return 0;
   const int segments = reduce_segments(in.bytes, 1);
   const double seg = static_cast<double>(in.bytes) / segments;
-  const double step = hop_time(seg, in.nodes > 1, in, m) + combine_time(seg, m);
+  // Each link carries its segments one after another, off the node on the sender's lanes by
+  // turns, while every rank of a node sends at once.
+  const double hop =
+      in.nodes > 1 ? stream_time(seg, static_cast<double>(in.ppn), in, m) : shm_time(seg, m);
+  const double step = hop + combine_time(seg, m);
   return binary_tree_rounds(p, segments) * step;
 }
 
