@@ -290,8 +290,39 @@ TEST_P(ChannelProtocols, DeliverEveryByte) {
 INSTANTIATE_TEST_SUITE_P(
     Sizes, ChannelProtocols,
     ::testing::Combine(::testing::Bool(),
-                       ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{256 * 1024},
+                       ::testing::Values(std::size_t{0}, std::size_t{1}, kWholeMax, kWholeMax + 1,
+                                         std::size_t{20000 + 3}, std::size_t{64 * 1024 + 7},
+                                         std::size_t{200001}, std::size_t{256 * 1024},
                                          std::size_t{256 * 1024 + 1}, std::size_t{(1 << 20) + 3})));
+
+// Staged messages: whole up to kWholeMax (or the chunk), in pieces that overlap the two copies
+// beyond, every piece within the slot's two chunks, both sides cutting alike.
+TEST(NodeChannels, StagingCutsMessagesIntoPiecesThatFitTheSlot) {
+  for (const std::size_t chunk : {std::size_t{128}, std::size_t{4096}, std::size_t{16 * 1024},
+                                  std::size_t{64 * 1024}, std::size_t{256 * 1024}}) {
+    for (std::size_t bytes = 0; bytes <= 3 * chunk + 200; bytes += 1 + bytes / 64) {
+      const Staging st = staging_of(bytes, chunk);
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + ", " + std::to_string(bytes) + " bytes");
+      EXPECT_EQ(st.whole(), bytes <= std::min(chunk, kWholeMax));
+      if (st.whole()) {
+        EXPECT_EQ(st.piece, bytes);
+        continue;
+      }
+      EXPECT_GE(st.ring, 2u);
+      EXPECT_LE(st.piece * st.ring, 2 * chunk);
+      EXPECT_EQ(st.piece % 64, 0u);
+      const std::size_t pieces = (bytes + st.piece - 1) / st.piece;
+      if (bytes > chunk) {
+        EXPECT_EQ(st.piece, chunk);
+      } else {
+        // Within a chunk: at least two pieces, at most four, none below 8 KiB.
+        EXPECT_GE(pieces, 2u);
+        EXPECT_LE(pieces, 4u);
+        EXPECT_GE(st.piece, 8u * 1024);
+      }
+    }
+  }
+}
 
 TEST(NodeChannels, SizeMismatchFailsBothSides) {
   for (bool cma : {true, false}) {

@@ -45,7 +45,7 @@ struct alignas(kLine) PeerEntry {
 struct alignas(kLine) SendLine {
   std::atomic<std::uint64_t> posted;     // descriptor valid (tag)
   std::atomic<std::uint64_t> send_done;  // cma: the pushed part is in the receiver's buffer
-  std::atomic<std::uint64_t> written;    // staged: chunks written (count)
+  std::atomic<std::uint64_t> written;    // staged: pieces written (count)
   std::atomic<std::uint64_t> error;      // either side rejected or failed the message (tag)
   std::atomic<std::uint64_t> claim;      // cma: the sender's claim of the destination (tag), or
                                          // the receiver's withdrawal of it (tag | kWithdrawn)
@@ -57,7 +57,7 @@ struct alignas(kLine) SendLine {
 struct alignas(kLine) RecvLine {
   std::atomic<std::uint64_t> recv_posted;  // cma: destination address valid (tag)
   std::atomic<std::uint64_t> recv_done;    // message complete, slot free for message + slots
-  std::atomic<std::uint64_t> read;         // staged: chunks consumed (count)
+  std::atomic<std::uint64_t> read;         // staged: pieces consumed (count)
   std::uint64_t dst_addr;
   std::uint64_t dst_bytes;
 };
@@ -111,6 +111,18 @@ ChannelGeometry default_geometry(int local_size) {
   while (channel_segment_bytes(g) > kChannelBudget && g.slots > kMinSlots) g.slots /= 2;
   while (channel_segment_bytes(g) > kChannelBudget && g.chunk > kMinChunk) g.chunk /= 2;
   return g;
+}
+
+Staging staging_of(std::size_t bytes, std::size_t chunk) {
+  if (bytes <= std::min(chunk, kWholeMax)) return Staging{bytes, 1};
+  // Past a chunk, pieces of a chunk, two at a time: both copies overlap already.
+  if (bytes > chunk) return Staging{chunk, 2};
+  // Within a chunk (here at least 32 KiB), a quarter of the message from 8 KiB on: small
+  // enough to overlap the two copies, large enough that each piece's hand-over (a counter both
+  // sides poll) stays a small share of its copy. Whole cache lines.
+  constexpr std::size_t kMinPiece = 8 * 1024;
+  const std::size_t piece = std::max(round_up((bytes + 3) / 4, kLine), kMinPiece);
+  return Staging{piece, 2 * chunk / piece};
 }
 
 std::size_t channel_segment_bytes(const ChannelGeometry& g) {
@@ -316,14 +328,14 @@ void ShmTransfer::withdraw(std::chrono::steady_clock::time_point deadline) {
 XferState ShmTransfer::advance_send(std::string& error) {
   auto* s = static_cast<SlotCtl*>(slot_);
   char* buf = buffer_of(slot_);
-  const std::size_t chunk = ch_->geometry_.chunk;
+  const Staging staging = staging_of(bytes_, ch_->geometry_.chunk);
   for (;;) {
     switch (step_) {
       case Step::wait_slot:
         if (!slot_free()) return XferState::pending;
         s->s.bytes = bytes_;
         s->s.single = single_ ? 1 : 0;  // every message sets it: the slot held another one before
-        if (bytes_ <= chunk && !single_) {
+        if (staging.whole() && !single_) {
           if (bytes_ > 0) std::memcpy(buf, data_, bytes_);
           s->s.posted.store(tag_, rel);
           step_ = Step::finished;
@@ -337,7 +349,7 @@ XferState ShmTransfer::advance_send(std::string& error) {
           s->s.written.store(0, std::memory_order_relaxed);
           s->r.read.store(0, std::memory_order_relaxed);
           s->s.posted.store(tag_, rel);
-          chunk_index_ = 0;
+          piece_index_ = 0;
           step_ = Step::send_staged;
         }
         break;
@@ -375,15 +387,17 @@ XferState ShmTransfer::advance_send(std::string& error) {
         step_ = Step::finished;
         return state_ = XferState::done;
       case Step::send_staged: {
-        const std::size_t chunks = (bytes_ + chunk - 1) / chunk;
-        while (chunk_index_ < chunks) {
+        const std::size_t piece = staging.piece;
+        const std::size_t pieces = (bytes_ + piece - 1) / piece;
+        while (piece_index_ < pieces) {
           if (s->s.error.load(acq) == tag_) return fail(error, "the receiver rejected the message");
-          // Chunk c reuses the half of chunk c - 2: wait until that one was read.
-          if (s->r.read.load(acq) + 1 < chunk_index_) return XferState::pending;
-          const std::size_t off = chunk_index_ * chunk;
-          std::memcpy(buf + (chunk_index_ % 2) * chunk, data_ + off, std::min(chunk, bytes_ - off));
-          ++chunk_index_;
-          s->s.written.store(chunk_index_, rel);
+          // Piece c reuses the place of piece c - ring: wait until that one was read.
+          if (s->r.read.load(acq) + staging.ring <= piece_index_) return XferState::pending;
+          const std::size_t off = piece_index_ * piece;
+          std::memcpy(buf + (piece_index_ % staging.ring) * piece, data_ + off,
+                      std::min(piece, bytes_ - off));
+          ++piece_index_;
+          s->s.written.store(piece_index_, rel);
         }
         step_ = Step::finished;
         return state_ = XferState::done;
@@ -397,7 +411,7 @@ XferState ShmTransfer::advance_send(std::string& error) {
 XferState ShmTransfer::advance_recv(std::string& error) {
   auto* s = static_cast<SlotCtl*>(slot_);
   char* buf = buffer_of(slot_);
-  const std::size_t chunk = ch_->geometry_.chunk;
+  const Staging staging = staging_of(bytes_, ch_->geometry_.chunk);
   for (;;) {
     switch (step_) {
       case Step::wait_slot:
@@ -422,7 +436,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
                                  " were expected (do all ranks pass the same sizes? "
                                  "LANES_CHECK=1 tells)");
         }
-        if (bytes_ <= chunk && s->s.single == 0) {
+        if (staging.whole() && s->s.single == 0) {
           if (bytes_ > 0) std::memcpy(data_, buf, bytes_);
           s->r.recv_done.store(tag_, rel);
           step_ = Step::finished;
@@ -440,7 +454,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
           }
           step_ = Step::recv_wait_push;
         } else {
-          chunk_index_ = 0;
+          piece_index_ = 0;
           step_ = Step::recv_staged;
         }
         break;
@@ -454,13 +468,15 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         step_ = Step::finished;
         return state_ = XferState::done;
       case Step::recv_staged: {
-        const std::size_t chunks = (bytes_ + chunk - 1) / chunk;
-        while (chunk_index_ < chunks) {
-          if (s->s.written.load(acq) < chunk_index_ + 1) return XferState::pending;
-          const std::size_t off = chunk_index_ * chunk;
-          std::memcpy(data_ + off, buf + (chunk_index_ % 2) * chunk, std::min(chunk, bytes_ - off));
-          ++chunk_index_;
-          s->r.read.store(chunk_index_, rel);
+        const std::size_t piece = staging.piece;
+        const std::size_t pieces = (bytes_ + piece - 1) / piece;
+        while (piece_index_ < pieces) {
+          if (s->s.written.load(acq) < piece_index_ + 1) return XferState::pending;
+          const std::size_t off = piece_index_ * piece;
+          std::memcpy(data_ + off, buf + (piece_index_ % staging.ring) * piece,
+                      std::min(piece, bytes_ - off));
+          ++piece_index_;
+          s->r.read.store(piece_index_, rel);
         }
         s->r.recv_done.store(tag_, rel);
         step_ = Step::finished;

@@ -41,6 +41,21 @@ struct ChannelGeometry {
   int push_percent = 50;          // share of a CMA message the sender writes itself
 };
 
+// How a staged message crosses its slot, whose buffer holds two chunks. Up to kWholeMax bytes (or
+// the chunk, where that is smaller) it goes whole: the sender copies it in, then the receiver
+// copies it out. A larger one goes in pieces through a ring of pieces in that buffer, so that
+// the receiver copies piece c out while the sender copies piece c + 1 in: one copy's time plus
+// one piece's, rather than two copies' time (pieces of about a quarter of a message up to a
+// chunk; pieces of a chunk, two in the buffer, beyond). Sender and receiver compute it alike
+// from the size.
+inline constexpr std::size_t kWholeMax = 16 * 1024;
+struct Staging {
+  std::size_t piece = 0;  // bytes per piece (the last one may be shorter); the size when whole
+  std::size_t ring = 1;   // pieces the buffer holds at once
+  bool whole() const { return ring == 1; }
+};
+Staging staging_of(std::size_t bytes, std::size_t chunk);
+
 // A node's channels take at most this much memory per communicator, up to 256 local ranks.
 inline constexpr std::size_t kChannelBudget = std::size_t{48} << 20;
 inline constexpr int kMinSlots = 2;
@@ -95,7 +110,7 @@ class ShmTransfer {
   std::uint64_t tag_ = 0;  // message number + 1
   char* data_ = nullptr;
   std::size_t bytes_ = 0;
-  std::size_t chunk_index_ = 0;
+  std::size_t piece_index_ = 0;
   bool single_ = false;  // sender: cma rather than staged
   Step step_ = Step::wait_slot;
   bool peer_gone_ = false;
