@@ -46,12 +46,12 @@ const std::vector<ConfigVar>& config_table() {
        "UCX transports of every rail context (UCX_TLS syntax). The default excludes UCX's "
        "shared-memory transports: on-node traffic uses lanes' own segment."},
       {"LANES_CMA", "auto",
-       "Single-copy on-node transfers of large messages with process_vm_readv/writev: auto (where "
-       "a host is oversubscribed as for LANES_PROGRESS, or a node's chunks are below 64 KiB; and "
-       "for node messages from 128 KiB of collectives that combine nothing, as bcast, scatter, "
-       "gather, alltoall and allgather, or of a rank that also receives on its node; otherwise "
-       "staged copies through the node segment, and always when the probe fails), 1 (require), "
-       "0 (never)."},
+       "Single-copy on-node transfers of large messages with process_vm_readv/writev: auto "
+       "(messages above the chunk where a host is oversubscribed as for LANES_PROGRESS, or a "
+       "node's chunks are below 64 KiB; and, with a core per process, node messages above 16 KiB "
+       "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
+       "or of a rank that also receives on its node; otherwise staged copies through the node "
+       "segment, and always when the probe fails), 1 (require), 0 (never)."},
       {"LANES_CHECK", "0",
        "1: before each collective all ranks confirm the same collective, root and sizes; a "
        "mismatch fails on every rank with a message naming it."},

@@ -35,7 +35,7 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   p->dep_counts.resize(n);
   std::map<int, std::uint32_t> sends, recvs;
   std::vector<char> after_node_recv(n, 0);  // op waits (transitively) for an on-node receive
-  bool free_node_send = false, combines = false;
+  bool free_node_send = false, combines = false, copies = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = schedule.ops[i];
     for (OpId d : op.deps) {
@@ -45,6 +45,7 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
     }
     p->dep_counts[i] = static_cast<std::uint32_t>(op.deps.size());
     if (op.kind == OpKind::combine) combines = true;
+    if (op.kind == OpKind::copy && op.src.bytes > 0) copies = true;
     if (op.kind == OpKind::copy || op.kind == OpKind::combine) continue;
     if (op.peer < 0 || op.peer >= layout.size || op.peer == comm.rank()) {
       throw Error(Errc::internal,
@@ -61,7 +62,13 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       if (op.kind == OpKind::send && after_node_recv[i] == 0) free_node_send = true;
     }
   }
-  p->node_single_copy = !combines || (free_node_send && !recvs.empty());
+  const bool exchange = free_node_send && !recvs.empty();
+  // A rank that receives on its node before it sends there relays to a receiver that is likely
+  // busier (a gather's root): it shares the copy rather than leave all of it to that receiver.
+  const bool sender_busy = sends.size() > 1 || (copies && recvs.empty());
+  p->node_copy = exchange || (!combines && sender_busy) ? transport::SingleCopy::pulled
+                 : !combines                            ? transport::SingleCopy::shared
+                                                        : transport::SingleCopy::no;
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
   p->small_node = is_small_node_schedule(schedule, layout, comm.rank()) &&
@@ -160,7 +167,7 @@ void Execution::start_op(OpId id) {
     transfers_[id] =
         is_send
             ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes,
-                       prepared_->node_single_copy)
+                       prepared_->node_copy)
             : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes);
   } else {
     transfers_[id] = start_off_node(op, data, bytes);

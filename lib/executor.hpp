@@ -36,16 +36,22 @@ struct PreparedSchedule {
   std::vector<std::pair<int, std::uint32_t>> node_recvs;
   // is_small_node_schedule: the call runs it itself (run_small_node_schedule).
   bool small_node = false;
-  // Large node messages go single-copy where the node allows it, moving each byte once instead
-  // of twice through the staged chunks, when
-  //  - the schedule combines nothing (bcast, scatter, gather, alltoall, allgather): measured at
-  //    1-16 MiB with a process per core (lanes-bench, LANES_CMA=0 against 1 by turns), the single
-  //    copy was the faster in 28 of 30 bcast, scatter and gather pairs; or
-  //  - the rank sends on its node while it receives there (a send that waits for no on-node
-  //    receive, and an on-node receive): both of a pair's cores copy at once anyway.
-  // Reductions' node phases, which pipeline chunks through bounce slots as they combine, were
-  // faster staged where each process has a core (allreduce 4 and 16 MiB).
-  bool node_single_copy = false;
+  // Which node messages go single-copy where the node allows it (transport::SingleCopy), moving
+  // each byte once instead of twice through the staged chunks, from above a whole slot message:
+  //  - pulled, where the rank's core has other copying to do meanwhile: it sends on its node
+  //    while it receives there (a send that waits for no on-node receive, and an on-node
+  //    receive: alltoall, allgather, a reduction's exchanges), or, in a schedule that combines
+  //    nothing, it sends to several local peers, or copies locally and receives nothing on its
+  //    node (scatter's root, a bcast tree's root): each receiver reads its own message;
+  //  - shared, in the other schedules that combine nothing (bcast and gather between two ranks,
+  //    a gather tree's relays): sender and receiver each copy half.
+  //  Where processes share cores, the channels share every single copy (NodeChannels::send).
+  //  Measured with a process per core (lanes-bench, alternating builds): at p=2, alltoall and
+  //  allgather of 64-128 KiB blocks 1.4-1.7x faster than staged; bcast, scatter and gather at
+  //  1-16 MiB single-copy faster than staged in 28 of 30 pairs (LANES_CMA=0 against 1 by turns).
+  // Reductions' other node phases, which pipeline chunks through bounce slots as they combine,
+  // were faster staged where each process has a core (allreduce 4 and 16 MiB).
+  transport::SingleCopy node_copy = transport::SingleCopy::no;
 };
 
 // A schedule of at most kMaxSmallOps ops whose messages all go to ranks of this node, with at

@@ -107,7 +107,7 @@ class SmallRun {
     transfers_[id] =
         op.kind == OpKind::send
             ? channels_->send(peer, base_of(prepared_.node_sends, send_base_, peer) + op.msg,
-                              buffers_.at(op.src), op.src.bytes, prepared_.node_single_copy)
+                              buffers_.at(op.src), op.src.bytes, prepared_.node_copy)
             : channels_->recv(peer, base_of(prepared_.node_recvs, recv_base_, peer) + op.msg,
                               buffers_.at(op.dst), op.dst.bytes);
     const XferState st = transfers_[id].test(why_);

@@ -59,7 +59,7 @@ std::vector<unsigned char> pattern(std::size_t n, int seed) {
 // concurrently (two threads) and checks them; `hinted(m)`: message m asks for single copy.
 void exchange_between(
     NodeChannels& from, NodeChannels& to, std::uint64_t first, std::size_t bytes, int count,
-    const std::function<bool(int)>& hinted = [](int) { return false; }) {
+    const std::function<SingleCopy(int)>& hinted = [](int) { return SingleCopy::no; }) {
   std::vector<std::vector<unsigned char>> sent, got(static_cast<std::size_t>(count));
   for (int m = 0; m < count; ++m) sent.push_back(pattern(bytes, m));
   std::thread sender([&] {
@@ -93,7 +93,7 @@ void exchange_between(
 
 void exchange(
     Pair& pair, std::size_t bytes, int count,
-    const std::function<bool(int)>& hinted = [](int) { return false; }) {
+    const std::function<SingleCopy(int)>& hinted = [](int) { return SingleCopy::no; }) {
   const std::uint64_t first = pair.next_msg;
   pair.next_msg += static_cast<std::uint64_t>(count);
   exchange_between(*pair.a, *pair.b, first, bytes, count, hinted);
@@ -258,22 +258,70 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
   EXPECT_FALSE(pair.a->cma());
   const std::size_t large = pair.geometry.chunk * 3 + 5;
   std::vector<char> data(large);
-  EXPECT_TRUE(pair.a->send(1, 0, data.data(), large, true).single_copy());
-  EXPECT_FALSE(pair.a->send(1, 0, data.data(), large, false).single_copy());
-  // Hinted messages within the inline limit go single-copy too, from single_copy_min() on.
+  const auto mode = [&](std::size_t bytes, SingleCopy hint) {
+    return pair.a->send(1, 0, data.data(), bytes, hint).single_mode();
+  };
+  EXPECT_EQ(mode(large, SingleCopy::shared), SingleCopy::shared);
+  EXPECT_EQ(mode(large, SingleCopy::pulled), SingleCopy::pulled);
+  EXPECT_EQ(mode(large, SingleCopy::no), SingleCopy::no);
+  // Hinted messages within the inline limit go single-copy too, from single_copy_min() on:
+  // where a staged message would go in pieces.
   const std::size_t least = pair.a->single_copy_min();
-  ASSERT_LT(least, pair.geometry.chunk);
-  EXPECT_TRUE(pair.a->send(1, 0, data.data(), least, true).single_copy());
-  EXPECT_FALSE(pair.a->send(1, 0, data.data(), least - 1, true).single_copy());
-  EXPECT_FALSE(pair.a->send(1, 0, data.data(), least, false).single_copy());
+  ASSERT_EQ(least, std::min(pair.geometry.chunk, kWholeMax) + 1);
+  for (const SingleCopy hint : {SingleCopy::shared, SingleCopy::pulled}) {
+    EXPECT_EQ(mode(least, hint), hint);
+    EXPECT_EQ(mode(least - 1, hint), SingleCopy::no);
+  }
+  EXPECT_EQ(mode(least, SingleCopy::no), SingleCopy::no);
+  const auto by_turns = [](int m) {
+    return m % 3 == 0 ? SingleCopy::no : m % 3 == 1 ? SingleCopy::shared : SingleCopy::pulled;
+  };
   for (std::size_t bytes : {large, pair.geometry.chunk, least, least - 1}) {
-    exchange(pair, bytes, pair.geometry.slots * 2 + 1, [](int m) { return m % 3 == 1; });
-    exchange(pair, bytes, 5, [](int) { return true; });
+    exchange(pair, bytes, pair.geometry.slots * 2 + 1, by_turns);
+    exchange(pair, bytes, 5, [](int) { return SingleCopy::shared; });
+    exchange(pair, bytes, 5, [](int) { return SingleCopy::pulled; });
+  }
+  // Where processes share cores (single copy preferred), hinted messages go single-copy above
+  // the chunk only, and shared: a sender never waits for its receiver to be scheduled to pull.
+  Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
+  shared_cores.a->probe_cma();
+  shared_cores.b->probe_cma();
+  ASSERT_TRUE(shared_cores.a->cma());
+  const std::size_t chunk = shared_cores.geometry.chunk;
+  EXPECT_EQ(shared_cores.a->single_copy_min(), chunk + 1);
+  EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), chunk, SingleCopy::pulled).single_mode(),
+            SingleCopy::no);
+  for (const SingleCopy hint : {SingleCopy::no, SingleCopy::shared, SingleCopy::pulled}) {
+    EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), chunk + 1, hint).single_mode(),
+              SingleCopy::shared);
   }
   // Where single copy does not work, a hint changes nothing.
   Pair staged(false);
-  EXPECT_FALSE(staged.a->send(1, 0, data.data(), large, true).single_copy());
-  exchange(staged, large, 3, [](int) { return true; });
+  EXPECT_FALSE(staged.a->send(1, 0, data.data(), large, SingleCopy::shared).single_copy());
+  EXPECT_FALSE(staged.a->send(1, 0, data.data(), large, SingleCopy::pulled).single_copy());
+  exchange(staged, large, 3, [](int) { return SingleCopy::shared; });
+  exchange(staged, large, 3, [](int) { return SingleCopy::pulled; });
+}
+
+// A pulled message: the sender writes nothing into the receiver's buffer, and its send completes
+// only once the receiver has read all of it (its buffer must stay valid until then).
+TEST(NodeChannels, PulledSendEndsWhenTheReceiverHasReadIt) {
+  Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
+  pair.a->probe_cma();
+  pair.b->probe_cma();
+  ASSERT_TRUE(pair.a->cma_possible());
+  const std::size_t bytes = 40000;
+  const std::vector<unsigned char> out = pattern(bytes, 9);
+  std::vector<unsigned char> in(bytes, 0xCA);
+  std::string error;
+  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes, SingleCopy::pulled);
+  ASSERT_EQ(s.single_mode(), SingleCopy::pulled);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(s.test(error), XferState::pending);
+  EXPECT_EQ(std::count(in.begin(), in.end(), 0xCA), static_cast<std::ptrdiff_t>(bytes));
+  ShmTransfer r = pair.b->recv(0, 0, in.data(), bytes);
+  EXPECT_EQ(r.test(error), XferState::done) << error;
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(s.test(error), XferState::done) << error;
 }
 
 class ChannelProtocols : public ::testing::TestWithParam<std::tuple<bool, std::size_t>> {};
@@ -325,11 +373,12 @@ TEST(NodeChannels, StagingCutsMessagesIntoPiecesThatFitTheSlot) {
 }
 
 TEST(NodeChannels, SizeMismatchFailsBothSides) {
-  for (bool cma : {true, false}) {
+  for (const auto& [cma, hint] : {std::pair{true, SingleCopy::no}, std::pair{false, SingleCopy::no},
+                                  std::pair{true, SingleCopy::pulled}}) {
     Pair pair(cma);
     // Both above the inline limit: the sender waits for the receiver, which rejects the size.
     std::vector<char> out(2 * pair.geometry.chunk + 100000, 1), in(pair.geometry.chunk + 50000);
-    ShmTransfer s = pair.a->send(1, 0, out.data(), out.size());
+    ShmTransfer s = pair.a->send(1, 0, out.data(), out.size(), hint);
     ShmTransfer r = pair.b->recv(0, 0, in.data(), in.size());
     std::string es, er;
     XferState ss = XferState::pending, rs = XferState::pending;
@@ -362,7 +411,7 @@ TEST(NodeChannels, WithdrawnReceiveIsNeverWritten) {
   r.withdraw(std::chrono::steady_clock::now() + std::chrono::seconds(10));
   EXPECT_EQ(r.test(error), XferState::failed);
   std::fill(in.begin(), in.end(), 0xCA);
-  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes, true);
+  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes, SingleCopy::shared);
   ASSERT_TRUE(s.single_copy());
   EXPECT_EQ(drive(s, error), XferState::failed);
   EXPECT_NE(error.find("gave the message up"), std::string::npos) << error;
@@ -383,7 +432,7 @@ TEST(NodeChannels, WithdrawalWaitsForAClaimedWrite) {
   std::string error;
   ShmTransfer r = pair.b->recv(0, 0, in.data(), bytes);
   EXPECT_EQ(r.test(error), XferState::pending);
-  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes, true);
+  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes, SingleCopy::shared);
   EXPECT_EQ(s.test(error), XferState::pending);  // claimed and pushed; waits for the receiver
   EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(push), in.begin()));
   r.withdraw(std::chrono::steady_clock::now() + std::chrono::seconds(10));

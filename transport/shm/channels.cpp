@@ -17,7 +17,7 @@ namespace lanes::transport {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
-constexpr std::uint32_t kVersion = 4;
+constexpr std::uint32_t kVersion = 5;
 constexpr std::size_t kLine = 64;
 constexpr auto acq = std::memory_order_acquire;
 constexpr auto rel = std::memory_order_release;
@@ -51,7 +51,7 @@ struct alignas(kLine) SendLine {
                                          // the receiver's withdrawal of it (tag | kWithdrawn)
   std::uint64_t src_addr;
   std::uint64_t bytes;
-  std::uint64_t single;  // the sender chose single copy (cma); the receiver follows
+  std::uint64_t single;  // the sender chose single copy (cma), as a SingleCopy: shared or pulled
 };
 
 struct alignas(kLine) RecvLine {
@@ -200,7 +200,10 @@ bool NodeChannels::cma() const {
 }
 
 std::size_t NodeChannels::single_copy_min() const {
-  return std::min(geometry_.chunk + 1, kSingleCopyMin);
+  // Where processes share cores, a message that fits the slot's two chunks goes staged: its
+  // sender is done once it copied it in, without waiting for the receiver to be scheduled.
+  if (prefer_single_) return geometry_.chunk + 1;
+  return std::min(geometry_.chunk, kWholeMax) + 1;
 }
 
 void NodeChannels::fix_peers() {
@@ -258,7 +261,7 @@ bool NodeChannels::revoked(std::uint32_t& code, std::uint32_t& rank) const {
 }
 
 ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, std::size_t bytes,
-                               bool single_wanted) {
+                               SingleCopy hint) {
   ShmTransfer t;
   t.ch_ = this;
   t.slot_ = slot(local_rank_, peer, msg);
@@ -267,8 +270,14 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   t.tag_ = msg + 1;
   t.data_ = const_cast<char*>(static_cast<const char*>(data));
   t.bytes_ = bytes;
-  t.single_ = cma_possible() && ((prefer_single_ && bytes > geometry_.chunk) ||
-                                 (single_wanted && bytes >= single_copy_min()));
+  if (!cma_possible()) return t;
+  if (hint != SingleCopy::no && bytes >= single_copy_min()) {
+    // Where processes share cores, the sender pushes its half while the receiver may not even
+    // be scheduled, rather than wait for the receiver to pull it all.
+    t.single_ = prefer_single_ ? SingleCopy::shared : hint;
+  } else if (prefer_single_ && bytes > geometry_.chunk) {
+    t.single_ = SingleCopy::shared;
+  }
   return t;
 }
 
@@ -334,15 +343,19 @@ XferState ShmTransfer::advance_send(std::string& error) {
       case Step::wait_slot:
         if (!slot_free()) return XferState::pending;
         s->s.bytes = bytes_;
-        s->s.single = single_ ? 1 : 0;  // every message sets it: the slot held another one before
-        if (staging.whole() && !single_) {
+        // Every message sets it: the slot held another one before.
+        s->s.single = static_cast<std::uint64_t>(single_);
+        if (staging.whole() && single_ == SingleCopy::no) {
           if (bytes_ > 0) std::memcpy(buf, data_, bytes_);
           s->s.posted.store(tag_, rel);
           step_ = Step::finished;
           return state_ = XferState::done;
         }
         s->s.src_addr = reinterpret_cast<std::uint64_t>(data_);
-        if (single_) {
+        if (single_ == SingleCopy::pulled) {  // the receiver copies it all: nothing to claim
+          s->s.posted.store(tag_, rel);
+          step_ = Step::send_wait_done;
+        } else if (single_ == SingleCopy::shared) {
           s->s.posted.store(tag_, rel);
           step_ = Step::send_wait_recv;
         } else {
@@ -444,13 +457,19 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         }
         if (s->s.single != 0) {
           if (!ch_->cma_possible()) return fail(error, "internal: single copy where CMA fails");
-          const std::size_t push = ch_->push_bytes(bytes_);
+          const bool pulled = s->s.single == static_cast<std::uint64_t>(SingleCopy::pulled);
+          const std::size_t push = pulled ? 0 : ch_->push_bytes(bytes_);
           std::string why;
           if (!cma_read(ch_->pid_of(peer_), data_ + push,
                         reinterpret_cast<const char*>(s->s.src_addr) + push, bytes_ - push, why)) {
             peer_gone_ = errno == ESRCH;
             s->s.error.store(tag_, rel);
             return fail(error, why);
+          }
+          if (pulled) {
+            s->r.recv_done.store(tag_, rel);
+            step_ = Step::finished;
+            return state_ = XferState::done;
           }
           step_ = Step::recv_wait_push;
         } else {

@@ -26,8 +26,17 @@
 
 namespace lanes::transport {
 
-// Hinted messages from this size go single-copy (when the inline limit is not lower).
-inline constexpr std::size_t kSingleCopyMin = 128 * 1024;
+// What the caller knows of a node send's call, which decides whether it goes single-copy (CMA,
+// where the node allows it) and who copies. A hinted message goes single-copy from
+// NodeChannels::single_copy_min() bytes:
+//  - no: staged, unless this process prefers single copy for every message above the chunk;
+//  - shared: the sender writes NodeChannels::push_bytes() of it, the receiver reads the rest, so
+//    both copy at once: for a call whose sender has nothing else to copy meanwhile (bcast,
+//    scatter, gather; p=2, a core each, 64 KiB: 5.8-6.1 us against 6.7-7.6 us staged);
+//  - pulled: the receiver reads all of it and the sender copies nothing: for exchanges
+//    (alltoall, allgather, a reduction's exchange steps), whose every core copies its own
+//    receives anyway (p=2, alltoall 64 KiB: 7.3 us against 11.2 us staged and 11-13 us shared).
+enum class SingleCopy : std::uint8_t { no, shared, pulled };
 
 struct CopyPolicy {
   bool single_possible = false;  // try single copy (the probe may still find it fails)
@@ -78,8 +87,9 @@ class ShmTransfer {
   bool peer_gone() const { return peer_gone_; }
   // After a failure: the two sides' sizes differ.
   bool size_mismatch() const { return size_mismatch_; }
-  // A send that goes single-copy (cma) rather than staged.
-  bool single_copy() const { return single_; }
+  // A send that goes single-copy (cma) rather than staged, and how.
+  bool single_copy() const { return single_ != SingleCopy::no; }
+  SingleCopy single_mode() const { return single_; }
   // A pending receive whose call failed: takes back the destination it published for a
   // single-copy sender, or, where the sender already claimed it, waits until that write ended
   // (or the sender died, or `deadline`). Afterwards no peer writes into the receive buffer and
@@ -111,7 +121,7 @@ class ShmTransfer {
   char* data_ = nullptr;
   std::size_t bytes_ = 0;
   std::size_t piece_index_ = 0;
-  bool single_ = false;  // sender: cma rather than staged
+  SingleCopy single_ = SingleCopy::no;  // sender: cma rather than staged, and who copies
   Step step_ = Step::wait_slot;
   bool peer_gone_ = false;
   bool size_mismatch_ = false;
@@ -151,14 +161,14 @@ class NodeChannels {
   void revoke(std::uint32_t code, std::uint32_t rank);
   bool revoked(std::uint32_t& code, std::uint32_t& rank) const;
 
-  // The least size at which a hinted send goes single-copy.
+  // The least size at which a hinted send goes single-copy: where a staged one goes in pieces,
+  // or, where this process prefers single copy (processes share cores), above the chunk.
   std::size_t single_copy_min() const;
   // Message number `msg` (0, 1, 2, ... per ordered pair) to/from local rank `peer`. A send goes
-  // single-copy where that works and this process prefers it (above the inline limit), or where
-  // `single_wanted` asks (from single_copy_min() bytes on: when both sides copy anyway, one copy
-  // beats the inline slot's two for messages that large).
+  // single-copy where that works and this process prefers it (above the inline limit, shared),
+  // or where `hint` asks for it (see SingleCopy).
   ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes,
-                   bool single_wanted = false);
+                   SingleCopy hint = SingleCopy::no);
   ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes);
   // The part of a single-copy message of `bytes` that the sender writes into the receiver's
   // buffer (the receiver reads the rest itself).
