@@ -338,7 +338,8 @@ TEST_P(ChannelProtocols, DeliverEveryByte) {
 INSTANTIATE_TEST_SUITE_P(
     Sizes, ChannelProtocols,
     ::testing::Combine(::testing::Bool(),
-                       ::testing::Values(std::size_t{0}, std::size_t{1}, kWholeMax, kWholeMax + 1,
+                       ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{40},
+                                         std::size_t{41}, kWholeMax, kWholeMax + 1,
                                          std::size_t{20000 + 3}, std::size_t{64 * 1024 + 7},
                                          std::size_t{200001}, std::size_t{256 * 1024},
                                          std::size_t{256 * 1024 + 1}, std::size_t{(1 << 20) + 3})));

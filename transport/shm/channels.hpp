@@ -68,7 +68,7 @@ Staging staging_of(std::size_t bytes, std::size_t chunk);
 // A node's channels take at most this much memory per communicator, up to 256 local ranks.
 inline constexpr std::size_t kChannelBudget = std::size_t{48} << 20;
 inline constexpr int kMinSlots = 2;
-inline constexpr std::size_t kMinChunk = 128;
+inline constexpr std::size_t kMinChunk = 64;
 
 // Chunks shrink with the number of pairs so the segment stays modest on large nodes; past the
 // budget, slots per pair and then chunks shrink until it holds (down to kMinSlots slots of
