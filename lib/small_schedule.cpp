@@ -60,8 +60,9 @@ class SmallRun {
       const auto [peer, count] = prepared_.node_recvs[i];
       recv_base_[i] = comm_.claim_node_recvs(peer, count);
     }
-    transfers_.clear();
-    transfers_.resize(ops_.size());
+    // Kept from call to call: each message's entry is assigned when it starts, and only
+    // started ones are read.
+    if (transfers_.size() < ops_.size()) transfers_.resize(ops_.size());
     remaining_ = ops_.size();
     // Messages start before local copies and combines (ready_ is a stack), each in order.
     for (const bool messages : {false, true}) {
