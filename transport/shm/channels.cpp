@@ -254,6 +254,10 @@ void* NodeChannels::slot(int src, int dst, std::uint64_t msg) const {
   return static_cast<char*>(segment_.data()) + slots_offset_ + index * slot_stride_;
 }
 
+void NodeChannels::prefetch_send_slot(int peer, std::uint64_t msg) const {
+  __builtin_prefetch(&static_cast<const SlotCtl*>(slot(local_rank_, peer, msg))->r, 0);
+}
+
 std::size_t NodeChannels::push_bytes(std::size_t bytes) const {
   const std::size_t share = bytes / 100 * static_cast<std::size_t>(geometry_.push_percent);
   return share / 4096 * 4096;
@@ -310,8 +314,8 @@ ShmTransfer NodeChannels::recv(int peer, std::uint64_t msg, void* data, std::siz
 // ---------------------------------------------------------------------------------------------
 XferState ShmTransfer::fail(std::string& error, std::string why) {
   state_ = XferState::failed;
-  error_ = std::move(why);
-  error = error_;
+  error_ = std::make_shared<const std::string>(std::move(why));
+  error = *error_;
   step_ = Step::finished;
   return state_;
 }
@@ -323,7 +327,7 @@ bool ShmTransfer::slot_free() const {
 }
 
 XferState ShmTransfer::test(std::string& error) {
-  if (state_ == XferState::failed) error = error_;
+  if (state_ == XferState::failed && error_) error = *error_;
   if (state_ != XferState::pending) return state_;
   return is_send_ ? advance_send(error) : advance_recv(error);
 }
@@ -334,7 +338,7 @@ void ShmTransfer::withdraw(std::chrono::steady_clock::time_point deadline) {
   auto* s = static_cast<SlotCtl*>(slot_);
   state_ = XferState::failed;
   step_ = Step::finished;
-  error_ = "withdrawn after the call failed";
+  error_ = std::make_shared<const std::string>("withdrawn after the call failed");
   if (s->r.recv_posted.load(acq) != tag_) return;  // never published: nobody writes here
   std::uint64_t claim = 0;
   if (s->m.claim.compare_exchange_strong(claim, tag_ | kWithdrawn, std::memory_order_acq_rel)) {
@@ -362,6 +366,7 @@ XferState ShmTransfer::advance_send(std::string& error) {
         if (staging.whole() && single_ == SingleCopy::no) {
           if (bytes_ > 0) std::memcpy(bytes_ <= kInlineMax ? s->s.data : buf, data_, bytes_);
           s->s.posted.store(tag_, rel);
+          ch_->prefetch_send_slot(peer_, tag_);  // the next message's (tag_ is msg + 1)
           step_ = Step::finished;
           return state_ = XferState::done;
         }

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -126,7 +127,7 @@ class ShmTransfer {
   bool peer_gone_ = false;
   bool size_mismatch_ = false;
   XferState state_ = XferState::pending;
-  std::string error_;
+  std::shared_ptr<const std::string> error_;  // after a failure (moves cost two pointers)
 };
 
 class NodeChannels {
@@ -170,6 +171,10 @@ class NodeChannels {
   ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes,
                    SingleCopy hint = SingleCopy::no);
   ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes);
+  // Starts fetching the receiver's line of the slot that message `msg` to `peer` will use, so
+  // that the send finds it at hand: that line was last written by the receiver `slots` messages
+  // ago, and reading it is otherwise a cache miss on every send.
+  void prefetch_send_slot(int peer, std::uint64_t msg) const;
   // The part of a single-copy message of `bytes` that the sender writes into the receiver's
   // buffer (the receiver reads the rest itself).
   std::size_t push_bytes(std::size_t bytes) const;
