@@ -72,8 +72,9 @@ struct alignas(kLine) RecvLine {
 };
 
 // The lines polled on the fast path share a 128-byte block, and the chunk buffers start on one:
-// the core fetches lines in such pairs (with the buffers at 192 bytes, 400-byte to 1 KiB
-// messages were 5-10% slower).
+// with the buffers at 192 bytes, 400-byte to 1 KiB calls at p=2 were 0.88-1.03x as fast as
+// before the split (lanes-bench, alternating builds), which we put down to the core fetching
+// lines in 128-byte pairs; at 256 bytes they were 0.95-1.07x.
 struct SlotCtl {
   SendLine s;
   RecvLine r;
@@ -106,6 +107,10 @@ PeerEntry* peers_of(void* base) {
 }
 char* buffer_of(void* slot) {
   return static_cast<char*>(slot) + round_up(sizeof(SlotCtl), kLine);
+}
+// Where a whole staged message of `bytes` lies: in the descriptor's line up to kInlineMax.
+char* whole_area(void* slot, std::size_t bytes) {
+  return bytes <= kInlineMax ? static_cast<SlotCtl*>(slot)->s.data : buffer_of(slot);
 }
 
 }  // namespace
@@ -364,7 +369,7 @@ XferState ShmTransfer::advance_send(std::string& error) {
         // Every message sets it: the slot held another one before.
         s->s.single = static_cast<std::uint32_t>(single_);
         if (staging.whole() && single_ == SingleCopy::no) {
-          if (bytes_ > 0) std::memcpy(bytes_ <= kInlineMax ? s->s.data : buf, data_, bytes_);
+          if (bytes_ > 0) std::memcpy(whole_area(slot_, bytes_), data_, bytes_);
           s->s.posted.store(tag_, rel);
           ch_->prefetch_send_slot(peer_, tag_);  // the next message's (tag_ is msg + 1)
           step_ = Step::finished;
@@ -469,7 +474,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
                                  "LANES_CHECK=1 tells)");
         }
         if (staging.whole() && s->s.single == 0) {
-          if (bytes_ > 0) std::memcpy(data_, bytes_ <= kInlineMax ? s->s.data : buf, bytes_);
+          if (bytes_ > 0) std::memcpy(data_, whole_area(slot_, bytes_), bytes_);
           s->r.recv_done.store(tag_, rel);
           step_ = Step::finished;
           return state_ = XferState::done;
