@@ -47,8 +47,9 @@ struct PreparedSchedule {
   //    a gather tree's relays): sender and receiver each copy half.
   //  Where processes share cores, the channels share every single copy (NodeChannels::send).
   //  Measured with a process per core (lanes-bench, alternating builds): at p=2, alltoall and
-  //  allgather of 64-128 KiB blocks 1.4-1.7x faster than staged; bcast, scatter and gather at
-  //  1-16 MiB single-copy faster than staged in 28 of 30 pairs (LANES_CMA=0 against 1 by turns).
+  //  allgather of 64-128 KiB blocks 1.40-1.52x faster than staged, scatter of 1 MiB 1.66x; bcast,
+  //  scatter and gather at 1-16 MiB single-copy faster than staged in 28 of 30 pairs (LANES_CMA=0
+  //  against 1 by turns).
   // Reductions' other node phases, which pipeline chunks through bounce slots as they combine,
   // were faster staged where each process has a core (allreduce 4 and 16 MiB).
   transport::SingleCopy node_copy = transport::SingleCopy::no;

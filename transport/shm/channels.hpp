@@ -32,11 +32,13 @@ namespace lanes::transport {
 // NodeChannels::single_copy_min() bytes:
 //  - no: staged, unless this process prefers single copy for every message above the chunk;
 //  - shared: the sender writes NodeChannels::push_bytes() of it, the receiver reads the rest, so
-//    both copy at once: for a call whose sender has nothing else to copy meanwhile (bcast,
-//    scatter, gather; p=2, a core each, 64 KiB: 5.8-6.1 us against 6.7-7.6 us staged);
+//    both copy at once: for a call whose sender has nothing else to copy meanwhile (bcast and
+//    gather between two ranks; p=2, a core each, bcast 64 KiB: 5.7-6.1 us against 6.7-7.6 us
+//    staged);
 //  - pulled: the receiver reads all of it and the sender copies nothing: for exchanges
 //    (alltoall, allgather, a reduction's exchange steps), whose every core copies its own
-//    receives anyway (p=2, alltoall 64 KiB: 7.3 us against 11.2 us staged and 11-13 us shared).
+//    receives anyway, and senders busy with other copies (scatter's root) (p=2, alltoall 64
+//    KiB: 7.3 us against 11.2 us staged and 11-13 us shared).
 enum class SingleCopy : std::uint8_t { no, shared, pulled };
 
 struct CopyPolicy {
