@@ -108,11 +108,12 @@ MachineParams MachineParams::parse(const std::string& text, const std::string& s
                       : key == "beta_rail"        ? &m.beta_rail
                       : key == "node_bytes_per_s" ? &m.node_bytes_per_s
                       : key == "gamma"            ? &m.gamma
+                      : key == "handoff"          ? &m.handoff
                                                   : nullptr;
       if (field == nullptr) {
         throw bad(
             "unknown key (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s "
-            "rail_rates stripe_min_bytes sends_overlap gamma)");
+            "rail_rates stripe_min_bytes sends_overlap gamma handoff)");
       }
       const double x = number(v);
       if (x < 0) throw bad("'" + v + "' is negative");
@@ -141,6 +142,7 @@ std::string MachineParams::to_text() const {
   }
   o << "sends_overlap " << (sends_overlap ? 1 : 0) << "  # a send completes once buffered (TCP)\n";
   o << "gamma " << gamma << "            # s per byte combined by a reduction\n";
+  o << "handoff " << handoff << "          # s until a waiting process gets a shared core\n";
   return o.str();
 }
 

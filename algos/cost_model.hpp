@@ -39,6 +39,9 @@ struct MachineParams {
   double stripe_min_bytes = 0;     // smallest message striped over several rails; 0: auto
   bool sends_overlap = true;       // a send completes once buffered (TCP), see above
   double gamma = 1.0 / 4.0e9;      // s per byte combined by a reduction (one process)
+  // s until a process that waits for a message gets a core, where a node's processes outnumber
+  // its cores (shared_cores.hpp)
+  double handoff = 2.0e-6;
 
   // Bytes/s of physical rail r.
   double rail_rate(int rail) const;

@@ -42,6 +42,10 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
   in.config = &runtime_->config();
   in.rules = &runtime_->rules();
   in.machine = &runtime_->machine();
+  if (layout.num_nodes() == 1 && layout.size > runtime_->host_cores()) {
+    in.shared.cores = runtime_->host_cores();
+    in.shared.single_copy_min = cma() && channels_ ? channels_->single_copy_min() : 0;
+  }
   const Selection chosen = select_algorithm(in);
   if (runtime_->config().info > 0 && rank_ == 0) report(coll, bytes, layout, chosen);
   return selections_.put(key, chosen.algorithm);

@@ -56,16 +56,21 @@ std::string affinity_bits() {
   return bits;
 }
 
-// A host is oversubscribed when its processes outnumber the CPUs they may run on together:
-// two processes bound to a core each are not, four on two cores are.
-bool host_oversubscribed(const std::vector<StartupRecord>& records, const std::string& host) {
+// The CPUs a host's processes may run on together, and how many processes it runs: it is
+// oversubscribed when they outnumber the CPUs (two processes bound to a core each are not, four
+// on two cores are).
+struct HostCpus {
   int processes = 0;
+  int cores = 1;
+};
+HostCpus host_cpus(const std::vector<StartupRecord>& records, const std::string& host) {
+  HostCpus out;
   int fallback_cores = 1;
   std::string cpus;
   bool known = true;
   for (const auto& rec : records) {
     if (rec.node_key != host) continue;
-    ++processes;
+    ++out.processes;
     fallback_cores = std::max(fallback_cores, rec.cores);
     if (rec.cpus.empty()) known = false;
     if (cpus.size() < rec.cpus.size()) cpus.resize(rec.cpus.size(), '\0');
@@ -76,7 +81,8 @@ bool host_oversubscribed(const std::vector<StartupRecord>& records, const std::s
   }
   int usable = 0;
   for (const char c : cpus) usable += std::popcount(static_cast<unsigned char>(c));
-  return processes > (known ? usable : fallback_cores);
+  out.cores = std::max(1, known ? usable : fallback_cores);
+  return out;
 }
 
 std::string read_file(const char* variable, const std::string& path, const char* hint) {
@@ -188,7 +194,9 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
                                             machine_.rail_weights(num_rails));
 
   // Busy polling starves peers when a host runs more processes than it has cores.
-  const bool oversubscribed = host_oversubscribed(records, mine.node_key);
+  const HostCpus cpus = host_cpus(records, mine.node_key);
+  const bool oversubscribed = cpus.processes > cpus.cores;
+  host_cores_ = cpus.cores;
   progress_ = config_.progress;
   if (progress_ == ProgressMode::automatic) {
     progress_ = oversubscribed ? ProgressMode::wait : ProgressMode::spin;

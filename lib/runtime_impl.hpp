@@ -46,6 +46,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   const std::string& bootstrap_name() const { return bootstrap_name_; }
   ProgressMode progress_mode() const { return progress_; }
   const algos::MachineParams& machine() const { return machine_; }
+  // The CPUs this host's processes of the job may run on together (the same on each of them).
+  int host_cores() const { return host_cores_; }
   const Rules& rules() const { return rules_; }
   std::shared_ptr<CommImpl> world() const { return world_; }
   std::string describe() const;       // lib/runtime_describe.cpp
@@ -122,6 +124,7 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   std::vector<PeerRecord> peers_;
   ProgressMode progress_ = ProgressMode::spin;
   algos::MachineParams machine_;
+  int host_cores_ = 1;
   Rules rules_;
   std::uint32_t next_comm_id_ = 1;
   bool started_ = false;  // init completed: finalize synchronises with the peers

@@ -32,6 +32,10 @@ std::string rank_order_names(Collective coll, const algos::Layout& layout) {
   return names.empty() ? "none" : names;
 }
 
+// On shared cores, the model runs every candidate's schedules (algos/shared_cores.hpp) up to
+// this many processes per node: beyond, that costs more than a call (0.5 s at 256 processes).
+constexpr int kMaxSharedRun = 64;
+
 // The cost model's cheapest algorithm that applies to the layout (with `rank_order`, among
 // those that combine in rank order; algorithms without a cost formula come last).
 Selection model_choice(const SelectionInput& in) {
@@ -47,6 +51,18 @@ Selection model_choice(const SelectionInput& in) {
   Selection out;
   out.source = "model";
   out.ranking = algos::predict(in.coll, cost, *in.machine);
+  if (layout.num_nodes() == 1 && in.shared.cores > 0 && layout.size > in.shared.cores &&
+      layout.size <= kMaxSharedRun) {
+    for (auto& candidate : out.ranking) {
+      const algos::Algorithm* algo = algos::find_algorithm(in.coll, candidate.algorithm);
+      if (!applies(*algo, layout)) continue;
+      candidate.seconds = algos::shared_core_run(*algo, layout, in.bytes, *in.machine,
+                                                 in.shared.cores, in.shared.single_copy_min)
+                              .seconds;
+    }
+    std::stable_sort(out.ranking.begin(), out.ranking.end(),
+                     [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+  }
   for (const auto& candidate : out.ranking) {
     const algos::Algorithm* algo = algos::find_algorithm(in.coll, candidate.algorithm);
     if (applies(*algo, layout) && (!in.rank_order || serves_rank_order(*algo, layout))) {

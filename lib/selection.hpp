@@ -12,6 +12,7 @@
 #include "algos/cost_model.hpp"
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
+#include "algos/shared_cores.hpp"
 #include "lib/config.hpp"
 #include "lib/rules.hpp"
 
@@ -26,6 +27,12 @@ struct SelectionInput {
   const Config* config = nullptr;
   const Rules* rules = nullptr;
   const algos::MachineParams* machine = nullptr;
+  // A one-node communicator whose processes outnumber the node's cores: the model prices each
+  // candidate from its schedules on shared cores (algos/shared_cores.hpp). cores 0: not shared.
+  struct SharedCores {
+    int cores = 0;                    // cores the node's processes share
+    std::size_t single_copy_min = 0;  // smallest message moved single-copy; 0: none is
+  } shared;
 };
 
 struct Selection {

@@ -2,6 +2,8 @@
 // any scale, and which one selection would choose.
 //   lanes-model --collective bcast --nodes 10000 --ppn 32 --rails 2 --bytes 1048576
 //               [--lanes K] [--calibration FILE] [--irregular]
+//               [--cores C [--single-copy-min B]]   (one node whose processes share C cores)
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +13,9 @@
 #include <string>
 
 #include "algos/cost_model.hpp"
+#include "algos/layout.hpp"
 #include "algos/registry.hpp"
+#include "algos/shared_cores.hpp"
 
 namespace {
 
@@ -23,7 +27,11 @@ int usage(const char* why) {
                "                                reduce_scatter_block|barrier\n"
                "                   --nodes N --ppn n --bytes B [--rails R] [--lanes K]\n"
                "                   [--calibration FILE] [--irregular]\n"
-               "B: the bcast or reduction vector, or one block for the other collectives.\n");
+               "                   [--cores C [--single-copy-min B]]\n"
+               "B: the bcast or reduction vector, or one block for the other collectives.\n"
+               "--cores: one node whose n processes share C < n cores, priced from the\n"
+               "schedules run on C cores; messages from --single-copy-min bytes count one\n"
+               "copy, smaller ones two (default: all two).\n");
   return 2;
 }
 
@@ -59,6 +67,8 @@ int main(int argc, char** argv) {
   MachineParams m;
   std::string calibration;
   int lanes = 0;
+  int cores = 0;
+  std::size_t single_copy_min = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -80,6 +90,10 @@ int main(int argc, char** argv) {
         lanes = std::stoi(next());
       else if (a == "--calibration")
         calibration = next();
+      else if (a == "--cores")
+        cores = std::stoi(next());
+      else if (a == "--single-copy-min")
+        single_copy_min = std::stoull(next());
       else if (a == "--irregular")
         in.regular = false;
       else if (a == "--help" || a == "-h")
@@ -110,12 +124,31 @@ int main(int argc, char** argv) {
     return 1;
   }
   in.lanes = lanes > 0 ? lanes : m.rails;
-  const auto predictions = predict(coll, in, m);
+  if (cores < 0 || (cores > 0 && in.nodes != 1)) return usage("--cores needs --nodes 1");
+  auto predictions = predict(coll, in, m);
+  const bool shared = cores > 0 && in.ppn > cores;
+  const Layout layout = Layout::blocks(static_cast<int>(in.ppn), static_cast<int>(in.ppn), 1);
+  const auto run_of = [&](const Prediction& p) {
+    return shared_core_run(*find_algorithm(coll, p.algorithm), layout, in.bytes, m, cores,
+                           single_copy_min);
+  };
+  if (shared) {
+    for (auto& p : predictions) p.seconds = run_of(p).seconds;
+    std::stable_sort(
+        predictions.begin(), predictions.end(),
+        [](const Prediction& a, const Prediction& b) { return a.seconds < b.seconds; });
+  }
   std::printf("%s of %zu bytes on %lld nodes x %lld processes%s, %d rails, %d lanes (%s)\n",
               to_string(coll), in.bytes, in.nodes, in.ppn, in.regular ? "" : " (irregular)",
               m.rails, in.lanes, calibration.empty() ? "default parameters" : calibration.c_str());
+  if (shared) std::printf("on %d shared cores (list schedule of every rank's ops)\n", cores);
   for (const auto& p : predictions) {
-    std::printf("  %-22s %s\n", p.algorithm.c_str(), format_time(p.seconds).c_str());
+    std::printf("  %-22s %s", p.algorithm.c_str(), format_time(p.seconds).c_str());
+    if (shared) {
+      const SharedCoreRun run = run_of(p);
+      std::printf("  (work %s, %d hand-offs)", format_time(run.work_s).c_str(), run.handoffs);
+    }
+    std::printf("\n");
   }
   if (predictions.empty()) {
     std::printf("no algorithm with a cost formula applies\n");

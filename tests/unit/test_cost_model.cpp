@@ -111,7 +111,7 @@ TEST(CostModel, CalibrationValuesAreCheckedByKey) {
 TEST(CostModel, CalibrationAcceptsWholeNumbersInAnySpelling) {
   const MachineParams m = MachineParams::parse(
       "rails 4e0   # whole\nstripe_min_bytes 1.04858e+06\nsends_overlap 0\nalpha_shm 0\n"
-      "beta_rail 8.33e-10\nrail_rates 1e8 5e7 2.5e7 1e8\ngamma 2.5E-10\n");
+      "beta_rail 8.33e-10\nrail_rates 1e8 5e7 2.5e7 1e8\ngamma 2.5E-10\nhandoff 5e-6\n");
   EXPECT_EQ(m.rails, 4);
   EXPECT_EQ(m.stripe_min_bytes, 1048580.0);
   EXPECT_FALSE(m.sends_overlap);
@@ -119,6 +119,7 @@ TEST(CostModel, CalibrationAcceptsWholeNumbersInAnySpelling) {
   EXPECT_DOUBLE_EQ(m.beta_rail, 8.33e-10);
   EXPECT_EQ(m.rail_rates, (std::vector<double>{1e8, 5e7, 2.5e7, 1e8}));
   EXPECT_DOUBLE_EQ(m.gamma, 2.5e-10);
+  EXPECT_DOUBLE_EQ(m.handoff, 5e-6);
   EXPECT_EQ(MachineParams::parse("rails 2147483647\n").rails, 2147483647);
   EXPECT_EQ(MachineParams::parse("stripe_min_bytes 65536\n").stripe_min_bytes, 65536.0);
   // What to_text writes reads back, stripe_min_bytes and sends_overlap included.
@@ -127,11 +128,13 @@ TEST(CostModel, CalibrationAcceptsWholeNumbersInAnySpelling) {
   written.stripe_min_bytes = 1 << 20;
   written.sends_overlap = false;
   written.rail_rates = {1.25e9, 1.25e9, 6.25e8};
+  written.handoff = 7e-6;
   const MachineParams again = MachineParams::parse(written.to_text());
   EXPECT_EQ(again.rails, 3);
   EXPECT_NEAR(again.stripe_min_bytes, 1 << 20, 10);
   EXPECT_FALSE(again.sends_overlap);
   EXPECT_EQ(again.rail_rates, written.rail_rates);
+  EXPECT_DOUBLE_EQ(again.handoff, 7e-6);
 }
 
 TEST(CostModel, RailsShareBandwidth) {

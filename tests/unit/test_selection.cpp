@@ -145,3 +145,24 @@ TEST(Selection, RankOrderIsRequiredOfEveryChoice) {
     EXPECT_TRUE(algo->rank_order(f.layout, 0)) << s.algorithm;
   }
 }
+
+// One node whose 4 processes share 2 cores: the model runs the schedules on the cores, and the
+// root sending every scatter block wins over the binomial tree that the closed form prefers.
+TEST(Selection, SharedCoresPriceTheSchedulesOnTheCores) {
+  Fixture f;
+  f.layout = Layout::blocks(4, 4, 1);
+  SelectionInput in = f.input(Collective::scatter, 40000);
+  const Selection alone = lanes::detail::select_algorithm(in);
+  EXPECT_EQ(alone.source, "model");
+  in.shared.cores = 2;
+  in.shared.single_copy_min = 65537;
+  const Selection shared = lanes::detail::select_algorithm(in);
+  EXPECT_EQ(shared.algorithm, "linear");
+  ASSERT_FALSE(shared.ranking.empty());
+  for (std::size_t i = 1; i < shared.ranking.size(); ++i) {
+    EXPECT_LE(shared.ranking[i - 1].seconds, shared.ranking[i].seconds);
+  }
+  // As many cores as processes: the closed form decides, as without the field.
+  in.shared.cores = 4;
+  EXPECT_EQ(lanes::detail::select_algorithm(in).algorithm, alone.algorithm);
+}

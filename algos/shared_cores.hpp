@@ -1,0 +1,40 @@
+// Prices a one-node call whose processes outnumber the node's cores. The closed-form costs
+// (cost_model.hpp) assume a core per process: the ranks of a scatter tree copy in parallel, and a
+// rank waiting for a message gets it as soon as it is sent. On shared cores neither holds: every
+// copy of every process queues for the same few cores, and a process that waited for a message
+// runs only once the scheduler hands it a core (its peers yield to it). Four processes on two
+// cores, 40 KB per block: scatter through a binomial tree took 27 us, the root sending every block
+// itself 10 us.
+//
+// So the price comes from the schedules themselves, built for every rank of the node and run as
+// a list schedule on C cores:
+// - each process runs its ops one at a time, in the order they become ready, on the first core
+//   free;
+// - a message of m bytes costs the sender alpha_shm / 2 + m * beta_shm to copy it into the node
+//   segment and the receiver as much to copy it out, once the sender is done (staged); from
+//   `single_copy_min` bytes the receiver copies it alone, alpha_shm + m * beta_shm (single copy);
+//   a local copy costs m * beta_shm, a combine m * gamma;
+// - a process that waited for a message pays `handoff` before it runs again.
+// The price is the time the last op finishes.
+#pragma once
+
+#include <cstddef>
+
+#include "algos/cost_model.hpp"
+#include "algos/layout.hpp"
+#include "algos/registry.hpp"
+
+namespace lanes::algos {
+
+struct SharedCoreRun {
+  double seconds = 0;  // when the last op finishes; infinite when the schedules do not finish
+  double work_s = 0;   // the copy work of every process, in seconds of one core
+  int handoffs = 0;    // times a process waited for a message
+};
+
+// Runs `algo` over a one-node `layout` (root 0; reductions over the largest element size of 8, 4,
+// 2 or 1 bytes that divides `bytes`) on `cores` cores.
+SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::size_t bytes,
+                              const MachineParams& m, int cores, std::size_t single_copy_min);
+
+}  // namespace lanes::algos
