@@ -320,22 +320,25 @@ std::string RuntimeImpl::timeout_message() const {
          " s (LANES_TIMEOUT): a peer may be stuck or not calling the same collective";
 }
 
-void RuntimeImpl::idle(bool on_node) {
+bool RuntimeImpl::yields_when_idle(bool on_node) const {
   switch (progress_) {
     case ProgressMode::spin:
     case ProgressMode::automatic:
-      break;
+      return false;
     case ProgressMode::yield:
-      sched_yield();
-      break;
-    case ProgressMode::wait:
-      if (on_node || std::any_of(active_.begin(), active_.end(),
-                                 [](const auto& ex) { return ex->waits_on_node(); })) {
-        sched_yield();  // shared-memory flags cannot wake an fd
-      } else {
-        rails_->wait_for_events(10);
-      }
-      break;
+      return true;
+    case ProgressMode::wait:  // shared-memory flags cannot wake an fd
+      return on_node || std::any_of(active_.begin(), active_.end(),
+                                    [](const auto& ex) { return ex->waits_on_node(); });
+  }
+  return false;
+}
+
+void RuntimeImpl::idle(bool on_node) {
+  if (yields_when_idle(on_node)) {
+    sched_yield();
+  } else if (progress_ == ProgressMode::wait) {
+    rails_->wait_for_events(10);
   }
 }
 

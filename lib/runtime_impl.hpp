@@ -2,6 +2,8 @@
 // bootstrap, the UCX rails, the world communicator and the progress loop.
 #pragma once
 
+#include <sched.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -109,6 +111,9 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   bool check_stalled(std::chrono::steady_clock::time_point last_progress);
   // What a waiting process does when nothing moved (LANES_PROGRESS).
   void idle(bool on_node);
+  // Whether idle() gives the core away with sched_yield (rather than spinning or sleeping on
+  // the rails' events).
+  bool yields_when_idle(bool on_node) const;
   // "cma", "staged" or "none (alone on node)".
   std::string on_node_copies() const;
 
@@ -165,7 +170,13 @@ void RuntimeImpl::wait_until(Finished&& finished, Stalled&& stalled, bool on_nod
       progressed = true;
       continue;
     }
-    if (++idle_rounds < 64) continue;
+    if (++idle_rounds < 64) {
+      // Where processes share cores, a waiter gives its core away at once: its peer that must
+      // send runs sooner (4 processes on 2 cores: alltoall of 4 bytes 5.5 us against 8.3 us
+      // after 64 empty passes).
+      if (yields_when_idle(on_node)) sched_yield();
+      continue;
+    }
     const auto now = clock::now();
     if (!clock_started) {
       clock_started = true;
