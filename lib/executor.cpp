@@ -35,7 +35,7 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   p->dep_counts.resize(n);
   std::map<int, std::uint32_t> sends, recvs;
   std::vector<char> after_node_recv(n, 0);  // op waits (transitively) for an on-node receive
-  bool free_node_send = false, combines = false, copies = false;
+  bool free_node_send = false, gated_node_send = false, combines = false, copies = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = schedule.ops[i];
     for (OpId d : op.deps) {
@@ -59,16 +59,18 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       auto& counts = op.kind == OpKind::send ? sends : recvs;
       ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
       if (op.kind == OpKind::recv) after_node_recv[i] = 1;
-      if (op.kind == OpKind::send && after_node_recv[i] == 0) free_node_send = true;
+      if (op.kind == OpKind::send)
+        (after_node_recv[i] == 0 ? free_node_send : gated_node_send) = true;
     }
   }
   const bool exchange = free_node_send && !recvs.empty();
   // A rank that receives on its node before it sends there relays to a receiver that is likely
   // busier (a gather's root): it shares the copy rather than leave all of it to that receiver.
   const bool sender_busy = sends.size() > 1 || (copies && recvs.empty());
-  p->node_copy = exchange || (!combines && sender_busy) ? transport::SingleCopy::pulled
-                 : !combines                            ? transport::SingleCopy::shared
-                                                        : transport::SingleCopy::no;
+  p->node_copy = exchange && !gated_node_send             ? transport::SingleCopy::exchange
+                 : exchange || (!combines && sender_busy) ? transport::SingleCopy::pulled
+                 : !combines                              ? transport::SingleCopy::shared
+                                                          : transport::SingleCopy::no;
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
   p->small_node = is_small_node_schedule(schedule, layout, comm.rank()) &&

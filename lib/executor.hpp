@@ -45,7 +45,10 @@ struct PreparedSchedule {
   //    node (scatter's root, a bcast tree's root): each receiver reads its own message;
   //  - shared, in the other schedules that combine nothing (bcast and gather between two ranks,
   //    a gather tree's relays): sender and receiver each copy half.
-  //  Where processes share cores, the channels share every single copy (NodeChannels::send).
+  //  - exchange, the pulled case whose every node send waits for no receive (alltoall): where
+  //    processes share cores, pulled from above a whole slot message too.
+  //  Where processes share cores, the channels otherwise share every single copy, above the
+  //  chunk only (NodeChannels::send).
   //  Measured with a process per core (lanes-bench, alternating builds): at p=2, alltoall and
   //  allgather of 64-128 KiB blocks 1.40-1.52x faster than staged, scatter of 1 MiB 1.66x; bcast,
   //  scatter and gather at 1-16 MiB single-copy faster than staged in 28 of 30 pairs (LANES_CMA=0

@@ -263,6 +263,7 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
   };
   EXPECT_EQ(mode(large, SingleCopy::shared), SingleCopy::shared);
   EXPECT_EQ(mode(large, SingleCopy::pulled), SingleCopy::pulled);
+  EXPECT_EQ(mode(large, SingleCopy::exchange), SingleCopy::pulled);
   EXPECT_EQ(mode(large, SingleCopy::no), SingleCopy::no);
   // Hinted messages within the inline limit go single-copy too, from single_copy_min() on:
   // where a staged message would go in pieces.
@@ -291,9 +292,21 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
   EXPECT_EQ(shared_cores.a->single_copy_min(), chunk + 1);
   EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), chunk, SingleCopy::pulled).single_mode(),
             SingleCopy::no);
-  for (const SingleCopy hint : {SingleCopy::no, SingleCopy::shared, SingleCopy::pulled}) {
+  for (const SingleCopy hint :
+       {SingleCopy::no, SingleCopy::shared, SingleCopy::pulled, SingleCopy::exchange}) {
     EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), chunk + 1, hint).single_mode(),
               SingleCopy::shared);
+  }
+  // ... except an exchange's, pulled from above a whole slot message up to the chunk.
+  const std::size_t whole = std::min(chunk, kWholeMax);
+  EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), whole, SingleCopy::exchange).single_mode(),
+            SingleCopy::no);
+  EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), whole + 1, SingleCopy::exchange).single_mode(),
+            SingleCopy::pulled);
+  EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), chunk, SingleCopy::exchange).single_mode(),
+            SingleCopy::pulled);
+  for (std::size_t bytes : {whole + 1, chunk, chunk + 1}) {
+    exchange(shared_cores, bytes, 5, [](int) { return SingleCopy::exchange; });
   }
   // Where single copy does not work, a hint changes nothing.
   Pair staged(false);

@@ -294,7 +294,12 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   t.data_ = const_cast<char*>(static_cast<const char*>(data));
   t.bytes_ = bytes;
   if (!cma_possible()) return t;
-  if (hint != SingleCopy::no && bytes >= single_copy_min()) {
+  const bool all_at_once = hint == SingleCopy::exchange;
+  if (all_at_once) hint = SingleCopy::pulled;
+  if (all_at_once && prefer_single_ && bytes > std::min(geometry_.chunk, kWholeMax) &&
+      bytes <= geometry_.chunk) {
+    t.single_ = SingleCopy::pulled;
+  } else if (hint != SingleCopy::no && bytes >= single_copy_min()) {
     // Where processes share cores, the sender pushes its half while the receiver may not even
     // be scheduled, rather than wait for the receiver to pull it all.
     t.single_ = prefer_single_ ? SingleCopy::shared : hint;

@@ -38,8 +38,14 @@ namespace lanes::transport {
 //  - pulled: the receiver reads all of it and the sender copies nothing: for exchanges
 //    (alltoall, allgather, a reduction's exchange steps), whose every core copies its own
 //    receives anyway, and senders busy with other copies (scatter's root) (p=2, alltoall 64
-//    KiB: 7.3 us against 11.2 us staged and 11-13 us shared).
-enum class SingleCopy : std::uint8_t { no, shared, pulled };
+//    KiB: 7.3 us against 11.2 us staged and 11-13 us shared);
+//  - exchange: pulled, for a rank that sends all its node messages at once before it receives
+//    any (alltoall): where processes share cores, from above kWholeMax rather than above the
+//    chunk, since such a sender waits for its receives anyway and the copy it saves is core time
+//    the others need (4 processes on 2 cores, alltoall of 40-64 KB blocks 1.15-1.9x faster than
+//    staged; recursive-doubling allgather, whose later sends wait for receives, 0.73-0.86x, so it
+//    stays staged there).
+enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange };
 
 struct CopyPolicy {
   bool single_possible = false;  // try single copy (the probe may still find it fails)
