@@ -48,7 +48,8 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_CMA", "auto",
        "Single-copy on-node transfers of large messages with process_vm_readv/writev: auto "
        "(messages above the chunk where a host is oversubscribed as for LANES_PROGRESS, or a "
-       "node's chunks are below 64 KiB; and, with a core per process, node messages above 16 KiB "
+       "node's chunks are below 64 KiB, and there an alltoall's above 16 KiB; and, with a core "
+       "per process, node messages above 16 KiB "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
        "or of a rank that also receives on its node; otherwise staged copies through the node "
        "segment, and always when the probe fails), 1 (require), 0 (never)."},
