@@ -25,6 +25,25 @@ std::uint64_t message_key(int peer, std::uint32_t msg) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 32) | msg;
 }
 
+// Whether a rank sends all its messages before any receive completes, and receives too: the
+// executor's exchange (lib/executor.cpp).
+bool sends_all_at_once(const Schedule& s) {
+  std::vector<char> after_recv(s.ops.size(), 0);
+  bool sends = false, recvs = false;
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const Op& op = s.ops[i];
+    for (const OpId d : op.deps) after_recv[i] |= after_recv[d];
+    if (op.kind == OpKind::recv) {
+      recvs = true;
+      after_recv[i] = 1;
+    } else if (op.kind == OpKind::send) {
+      if (after_recv[i] != 0) return false;
+      sends = true;
+    }
+  }
+  return sends && recvs;
+}
+
 struct Task {
   double work = 0;
   double ready = 0;  // when its last dependency finished
@@ -35,7 +54,7 @@ struct Task {
 }  // namespace
 
 SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::size_t bytes,
-                              const MachineParams& m, int cores, std::size_t single_copy_min) {
+                              const MachineParams& m, int cores, SingleCopyFrom single_copy) {
   const auto p = static_cast<std::size_t>(layout.size);
   std::vector<Schedule> schedules(p);
   CollArgs args;
@@ -47,7 +66,14 @@ SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::
     schedules[r] = algo.build(layout, args);
     schedules[r].finalize();
   }
-  const auto single = [&](std::size_t b) { return single_copy_min > 0 && b >= single_copy_min; };
+  std::vector<char> exchanges(p, 0);
+  for (std::size_t r = 0; r < p; ++r) exchanges[r] = sends_all_at_once(schedules[r]) ? 1 : 0;
+  // Whether a message of `b` bytes from rank `from` goes single-copy.
+  const auto single = [&](std::size_t from, std::size_t b) {
+    const std::size_t least =
+        exchanges[from] != 0 && single_copy.exchange > 0 ? single_copy.exchange : single_copy.any;
+    return least > 0 && b >= least;
+  };
 
   SharedCoreRun run;
   std::vector<std::vector<Task>> tasks(p);
@@ -65,12 +91,13 @@ SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::
       switch (op.kind) {
         case OpKind::send:
           t.work = m.alpha_shm / 2 +
-                   (single(op.src.bytes) ? 0.0 : static_cast<double>(op.src.bytes) * m.beta_shm);
+                   (single(r, op.src.bytes) ? 0.0 : static_cast<double>(op.src.bytes) * m.beta_shm);
           break;
         case OpKind::recv:
           ++t.pending;  // its send
           recv_of[r][message_key(op.peer, op.msg)] = i;
-          t.work = (single(op.dst.bytes) ? m.alpha_shm : m.alpha_shm / 2) +
+          t.work = (single(static_cast<std::size_t>(op.peer), op.dst.bytes) ? m.alpha_shm
+                                                                            : m.alpha_shm / 2) +
                    static_cast<double>(op.dst.bytes) * m.beta_shm;
           break;
         case OpKind::copy:

@@ -12,8 +12,10 @@
 //   free;
 // - a message of m bytes costs the sender alpha_shm / 2 + m * beta_shm to copy it into the node
 //   segment and the receiver as much to copy it out, once the sender is done (staged); from
-//   `single_copy_min` bytes the receiver copies it alone, alpha_shm + m * beta_shm (single copy);
-//   a local copy costs m * beta_shm, a combine m * gamma;
+//   SingleCopyFrom::any bytes the receiver copies it alone, alpha_shm + m * beta_shm (single
+//   copy), and from SingleCopyFrom::exchange bytes where its sender sends all its node messages
+//   before it receives any (the executor's rule); a local copy costs m * beta_shm, a combine
+//   m * gamma;
 // - a process that waited for a message pays `handoff` before it runs again.
 // The price is the time the last op finishes.
 #pragma once
@@ -26,6 +28,12 @@
 
 namespace lanes::algos {
 
+// The least sizes of single-copy messages on the node; 0: none.
+struct SingleCopyFrom {
+  std::size_t any = 0;       // every message
+  std::size_t exchange = 0;  // a message whose sender sends all at once before it receives
+};
+
 struct SharedCoreRun {
   double seconds = 0;  // when the last op finishes; infinite when the schedules do not finish
   double work_s = 0;   // the copy work of every process, in seconds of one core
@@ -35,6 +43,6 @@ struct SharedCoreRun {
 // Runs `algo` over a one-node `layout` (root 0; reductions over the largest element size of 8, 4,
 // 2 or 1 bytes that divides `bytes`) on `cores` cores.
 SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::size_t bytes,
-                              const MachineParams& m, int cores, std::size_t single_copy_min);
+                              const MachineParams& m, int cores, SingleCopyFrom single_copy);
 
 }  // namespace lanes::algos

@@ -44,7 +44,10 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
   in.machine = &runtime_->machine();
   if (layout.num_nodes() == 1 && layout.size > runtime_->host_cores()) {
     in.shared.cores = runtime_->host_cores();
-    in.shared.single_copy_min = cma() && channels_ ? channels_->single_copy_min() : 0;
+    if (channels_ && channels_->cma_possible()) {
+      in.shared.single_copy = {channels_->single_copy_min(transport::SingleCopy::no),
+                               channels_->single_copy_min(transport::SingleCopy::exchange)};
+    }
   }
   const Selection chosen = select_algorithm(in);
   if (runtime_->config().info > 0 && rank_ == 0) report(coll, bytes, layout, chosen);

@@ -57,7 +57,7 @@ Selection model_choice(const SelectionInput& in) {
       const algos::Algorithm* algo = algos::find_algorithm(in.coll, candidate.algorithm);
       if (!applies(*algo, layout)) continue;
       candidate.seconds = algos::shared_core_run(*algo, layout, in.bytes, *in.machine,
-                                                 in.shared.cores, in.shared.single_copy_min)
+                                                 in.shared.cores, in.shared.single_copy)
                               .seconds;
     }
     std::stable_sort(out.ranking.begin(), out.ranking.end(),

@@ -30,8 +30,8 @@ struct SelectionInput {
   // A one-node communicator whose processes outnumber the node's cores: the model prices each
   // candidate from its schedules on shared cores (algos/shared_cores.hpp). cores 0: not shared.
   struct SharedCores {
-    int cores = 0;                    // cores the node's processes share
-    std::size_t single_copy_min = 0;  // smallest message moved single-copy; 0: none is
+    int cores = 0;                        // cores the node's processes share
+    algos::SingleCopyFrom single_copy{};  // the node channels' thresholds
   } shared;
 };
 

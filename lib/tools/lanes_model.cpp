@@ -2,7 +2,8 @@
 // any scale, and which one selection would choose.
 //   lanes-model --collective bcast --nodes 10000 --ppn 32 --rails 2 --bytes 1048576
 //               [--lanes K] [--calibration FILE] [--irregular]
-//               [--cores C [--single-copy-min B]]   (one node whose processes share C cores)
+//               [--cores C [--single-copy-min B] [--exchange-copy-min B]]
+//               (one node whose processes share C cores)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -27,11 +28,12 @@ int usage(const char* why) {
                "                                reduce_scatter_block|barrier\n"
                "                   --nodes N --ppn n --bytes B [--rails R] [--lanes K]\n"
                "                   [--calibration FILE] [--irregular]\n"
-               "                   [--cores C [--single-copy-min B]]\n"
+               "                   [--cores C [--single-copy-min B] [--exchange-copy-min B]]\n"
                "B: the bcast or reduction vector, or one block for the other collectives.\n"
                "--cores: one node whose n processes share C < n cores, priced from the\n"
                "schedules run on C cores; messages from --single-copy-min bytes count one\n"
-               "copy, smaller ones two (default: all two).\n");
+               "copy, smaller ones two (default: all two), and from --exchange-copy-min\n"
+               "bytes those of a rank that sends all before it receives (an alltoall's).\n");
   return 2;
 }
 
@@ -68,7 +70,7 @@ int main(int argc, char** argv) {
   std::string calibration;
   int lanes = 0;
   int cores = 0;
-  std::size_t single_copy_min = 0;
+  SingleCopyFrom single_copy;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -93,7 +95,9 @@ int main(int argc, char** argv) {
       else if (a == "--cores")
         cores = std::stoi(next());
       else if (a == "--single-copy-min")
-        single_copy_min = std::stoull(next());
+        single_copy.any = std::stoull(next());
+      else if (a == "--exchange-copy-min")
+        single_copy.exchange = std::stoull(next());
       else if (a == "--irregular")
         in.regular = false;
       else if (a == "--help" || a == "-h")
@@ -130,7 +134,7 @@ int main(int argc, char** argv) {
   const Layout layout = Layout::blocks(static_cast<int>(in.ppn), static_cast<int>(in.ppn), 1);
   const auto run_of = [&](const Prediction& p) {
     return shared_core_run(*find_algorithm(coll, p.algorithm), layout, in.bytes, m, cores,
-                           single_copy_min);
+                           single_copy);
   };
   if (shared) {
     for (auto& p : predictions) p.seconds = run_of(p).seconds;

@@ -155,7 +155,7 @@ TEST(Selection, SharedCoresPriceTheSchedulesOnTheCores) {
   const Selection alone = lanes::detail::select_algorithm(in);
   EXPECT_EQ(alone.source, "model");
   in.shared.cores = 2;
-  in.shared.single_copy_min = 65537;
+  in.shared.single_copy = {65537, 16385};
   const Selection shared = lanes::detail::select_algorithm(in);
   EXPECT_EQ(shared.algorithm, "linear");
   ASSERT_FALSE(shared.ranking.empty());

@@ -39,10 +39,10 @@ TEST(SharedCores, WorkCountsTwoCopiesStagedAndOneSingle) {
   const Layout node = Layout::blocks(4, 4, 1);
   const MachineParams m = params();
   const SharedCoreRun staged =
-      shared_core_run(algo(Collective::bcast, "binomial"), node, 1000, m, 2, 0);
+      shared_core_run(algo(Collective::bcast, "binomial"), node, 1000, m, 2, {});
   EXPECT_NEAR(staged.work_s, 3 * (m.alpha_shm + 2 * 1000 * m.beta_shm), 1e-12);
   const SharedCoreRun single =
-      shared_core_run(algo(Collective::bcast, "binomial"), node, 1000, m, 2, 1000);
+      shared_core_run(algo(Collective::bcast, "binomial"), node, 1000, m, 2, {1000, 0});
   EXPECT_NEAR(single.work_s, 3 * (1.5 * m.alpha_shm + 1000 * m.beta_shm), 1e-12);
 }
 
@@ -52,12 +52,12 @@ TEST(SharedCores, OneCoreRunsTheWholeWorkInSeries) {
   const Layout node = Layout::blocks(4, 4, 1);
   const MachineParams m = params();
   const SharedCoreRun one =
-      shared_core_run(algo(Collective::bcast, "binomial"), node, 1000, m, 1, 0);
+      shared_core_run(algo(Collective::bcast, "binomial"), node, 1000, m, 1, {});
   EXPECT_EQ(one.handoffs, 3);
   EXPECT_GE(one.seconds, one.work_s - 1e-12);
   EXPECT_LE(one.seconds, one.work_s + 3 * m.handoff + 1e-12);
   const SharedCoreRun two =
-      shared_core_run(algo(Collective::bcast, "binomial"), node, 1000, m, 2, 0);
+      shared_core_run(algo(Collective::bcast, "binomial"), node, 1000, m, 2, {});
   EXPECT_LT(two.seconds, one.seconds);
   EXPECT_GE(two.seconds, two.work_s / 2 - 1e-12);
 }
@@ -69,9 +69,11 @@ TEST(SharedCores, ScatterFromTheRootBeatsATreeOnSharedCores) {
   const Layout node = Layout::blocks(4, 4, 1);
   const MachineParams m = params();
   const double linear =
-      shared_core_run(algo(Collective::scatter, "linear"), node, 40000, m, 2, 65537).seconds;
+      shared_core_run(algo(Collective::scatter, "linear"), node, 40000, m, 2, {65537, 16385})
+          .seconds;
   const double binomial =
-      shared_core_run(algo(Collective::scatter, "binomial"), node, 40000, m, 2, 65537).seconds;
+      shared_core_run(algo(Collective::scatter, "binomial"), node, 40000, m, 2, {65537, 16385})
+          .seconds;
   EXPECT_LT(linear, binomial);
 }
 
@@ -84,11 +86,28 @@ TEST(SharedCores, EveryAlgorithmFinishesWithinItsBounds) {
       const Layout node = Layout::blocks(p, p, 1);
       if (a.applicable != nullptr && !a.applicable(node)) continue;
       for (const std::size_t bytes : {std::size_t{8}, std::size_t{40000}}) {
-        const SharedCoreRun run = shared_core_run(a, node, bytes, m, 2, 65537);
+        const SharedCoreRun run = shared_core_run(a, node, bytes, m, 2, {65537, 16385});
         ASSERT_TRUE(std::isfinite(run.seconds)) << a.name << " p=" << p << " bytes=" << bytes;
         EXPECT_GE(run.seconds, run.work_s / 2 - 1e-12) << a.name << " p=" << p;
         EXPECT_LE(run.seconds, run.work_s + run.handoffs * m.handoff + 1e-9) << a.name;
       }
     }
   }
+}
+
+// An alltoall's ranks send all their messages before they receive: from the exchange threshold
+// each of its 12 messages is one copy, the receiver's, besides every rank's copy of its own
+// block.
+TEST(SharedCores, AnExchangeGoesSingleCopyFromItsOwnThreshold) {
+  const Layout node = Layout::blocks(4, 4, 1);
+  const MachineParams m = params();
+  const lanes::algos::SingleCopyFrom from{65537, 16385};
+  const SharedCoreRun at_once =
+      shared_core_run(algo(Collective::alltoall, "k-lane"), node, 40000, m, 2, from);
+  EXPECT_NEAR(at_once.work_s,
+              12 * (1.5 * m.alpha_shm + 40000 * m.beta_shm) + 4 * 40000 * m.beta_shm, 1e-12);
+  const SharedCoreRun staged =
+      shared_core_run(algo(Collective::alltoall, "k-lane"), node, 40000, m, 2, {65537, 0});
+  EXPECT_NEAR(staged.work_s, 12 * (m.alpha_shm + 2 * 40000 * m.beta_shm) + 4 * 40000 * m.beta_shm,
+              1e-12);
 }

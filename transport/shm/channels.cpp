@@ -294,19 +294,29 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   t.data_ = const_cast<char*>(static_cast<const char*>(data));
   t.bytes_ = bytes;
   if (!cma_possible()) return t;
-  const bool all_at_once = hint == SingleCopy::exchange;
-  if (all_at_once) hint = SingleCopy::pulled;
-  if (all_at_once && prefer_single_ && bytes > std::min(geometry_.chunk, kWholeMax) &&
-      bytes <= geometry_.chunk) {
+  const std::size_t least = single_copy_min(hint);
+  if (least == 0 || bytes < least) return t;
+  if (hint == SingleCopy::exchange && (!prefer_single_ || bytes <= geometry_.chunk)) {
     t.single_ = SingleCopy::pulled;
-  } else if (hint != SingleCopy::no && bytes >= single_copy_min()) {
+  } else {
     // Where processes share cores, the sender pushes its half while the receiver may not even
     // be scheduled, rather than wait for the receiver to pull it all.
-    t.single_ = prefer_single_ ? SingleCopy::shared : hint;
-  } else if (prefer_single_ && bytes > geometry_.chunk) {
-    t.single_ = SingleCopy::shared;
+    t.single_ = prefer_single_ || hint == SingleCopy::no ? SingleCopy::shared : hint;
   }
   return t;
+}
+
+std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
+  switch (hint) {
+    case SingleCopy::no:
+      return prefer_single_ ? geometry_.chunk + 1 : 0;
+    case SingleCopy::shared:
+    case SingleCopy::pulled:
+      return single_copy_min();
+    case SingleCopy::exchange:
+      return std::min(geometry_.chunk, kWholeMax) + 1;
+  }
+  return 0;
 }
 
 ShmTransfer NodeChannels::recv(int peer, std::uint64_t msg, void* data, std::size_t bytes) {

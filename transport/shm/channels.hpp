@@ -173,6 +173,9 @@ class NodeChannels {
   // The least size at which a hinted send goes single-copy: where a staged one goes in pieces,
   // or, where this process prefers single copy (processes share cores), above the chunk.
   std::size_t single_copy_min() const;
+  // The least size at which a send with `hint` goes single-copy where single copy works (the
+  // rule send() follows); 0: never.
+  std::size_t single_copy_min(SingleCopy hint) const;
   // Message number `msg` (0, 1, 2, ... per ordered pair) to/from local rank `peer`. A send goes
   // single-copy where that works and this process prefers it (above the inline limit, shared),
   // or where `hint` asks for it (see SingleCopy).
