@@ -197,7 +197,6 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   const HostCpus cpus = host_cpus(records, mine.node_key);
   const bool oversubscribed = cpus.processes > cpus.cores;
   host_cores_ = cpus.cores;
-  oversubscribed_ = oversubscribed;
   progress_ = config_.progress;
   if (progress_ == ProgressMode::automatic) {
     progress_ = oversubscribed ? ProgressMode::wait : ProgressMode::spin;
