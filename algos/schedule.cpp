@@ -1,5 +1,7 @@
 #include "algos/schedule.hpp"
 
+#include "algos/layout.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -164,6 +166,25 @@ std::string Schedule::dump() const {
     out += "\n";
   }
   return out;
+}
+
+NodeSendOrder node_send_order(const Schedule& s, const Layout& layout, int rank) {
+  NodeSendOrder order;
+  std::vector<char> after_recv(s.ops.size(), 0);  // waits (transitively) for an on-node receive
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const Op& op = s.ops[i];
+    for (const OpId d : op.deps) after_recv[i] |= after_recv[d];
+    const bool on_node = (op.kind == OpKind::send || op.kind == OpKind::recv) && op.peer >= 0 &&
+                         op.peer < layout.size && layout.same_node(op.peer, rank);
+    if (!on_node) continue;
+    if (op.kind == OpKind::recv) {
+      order.receives = true;
+      after_recv[i] = 1;
+    } else {
+      (after_recv[i] != 0 ? order.gated_send : order.free_send) = true;
+    }
+  }
+  return order;
 }
 
 }  // namespace lanes::algos

@@ -117,4 +117,19 @@ struct CollArgs {
   std::size_t elem = 1;
 };
 
+struct Layout;
+
+// How `rank`'s messages on its node follow one another: whether some send there waits for no
+// on-node receive (free), whether some waits for one through its dependencies (gated), and
+// whether it receives there at all. The executor picks its single-copy hint by it, and the
+// shared-core model (shared_cores.hpp) follows the same rule.
+struct NodeSendOrder {
+  bool free_send = false;
+  bool gated_send = false;
+  bool receives = false;
+  // Every node send leaves before any node receive (an alltoall's ranks).
+  bool sends_before_receiving() const { return free_send && !gated_send && receives; }
+};
+NodeSendOrder node_send_order(const Schedule& s, const Layout& layout, int rank);
+
 }  // namespace lanes::algos

@@ -25,25 +25,6 @@ std::uint64_t message_key(int peer, std::uint32_t msg) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(peer)) << 32) | msg;
 }
 
-// Whether a rank sends all its messages before any receive completes, and receives too: the
-// executor's exchange (lib/executor.cpp).
-bool sends_all_at_once(const Schedule& s) {
-  std::vector<char> after_recv(s.ops.size(), 0);
-  bool sends = false, recvs = false;
-  for (std::size_t i = 0; i < s.ops.size(); ++i) {
-    const Op& op = s.ops[i];
-    for (const OpId d : op.deps) after_recv[i] |= after_recv[d];
-    if (op.kind == OpKind::recv) {
-      recvs = true;
-      after_recv[i] = 1;
-    } else if (op.kind == OpKind::send) {
-      if (after_recv[i] != 0) return false;
-      sends = true;
-    }
-  }
-  return sends && recvs;
-}
-
 struct Task {
   double work = 0;
   double ready = 0;  // when its last dependency finished
@@ -66,13 +47,15 @@ SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::
     schedules[r] = algo.build(layout, args);
     schedules[r].finalize();
   }
-  std::vector<char> exchanges(p, 0);
-  for (std::size_t r = 0; r < p; ++r) exchanges[r] = sends_all_at_once(schedules[r]) ? 1 : 0;
-  // Whether a message of `b` bytes from rank `from` goes single-copy.
+  // The smallest single-copy message of each sender (0: none), by the executor's rule.
+  std::vector<std::size_t> least(p, single_copy.any);
+  for (std::size_t r = 0; r < p; ++r) {
+    const bool at_once =
+        node_send_order(schedules[r], layout, static_cast<int>(r)).sends_before_receiving();
+    if (at_once && single_copy.exchange > 0) least[r] = single_copy.exchange;
+  }
   const auto single = [&](std::size_t from, std::size_t b) {
-    const std::size_t least =
-        exchanges[from] != 0 && single_copy.exchange > 0 ? single_copy.exchange : single_copy.any;
-    return least > 0 && b >= least;
+    return least[from] > 0 && b >= least[from];
   };
 
   SharedCoreRun run;

@@ -34,14 +34,12 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   p->dependents.resize(n);
   p->dep_counts.resize(n);
   std::map<int, std::uint32_t> sends, recvs;
-  std::vector<char> after_node_recv(n, 0);  // op waits (transitively) for an on-node receive
-  bool free_node_send = false, gated_node_send = false, combines = false, copies = false;
+  bool combines = false, copies = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = schedule.ops[i];
     for (OpId d : op.deps) {
       if (d >= i) throw Error(Errc::internal, p->algorithm + ": op depends on a later op");
       p->dependents[d].push_back(static_cast<OpId>(i));
-      if (after_node_recv[d] != 0) after_node_recv[i] = 1;
     }
     p->dep_counts[i] = static_cast<std::uint32_t>(op.deps.size());
     if (op.kind == OpKind::combine) combines = true;
@@ -58,16 +56,14 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
     if (layout.same_node(op.peer, comm.rank())) {
       auto& counts = op.kind == OpKind::send ? sends : recvs;
       ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
-      if (op.kind == OpKind::recv) after_node_recv[i] = 1;
-      if (op.kind == OpKind::send)
-        (after_node_recv[i] == 0 ? free_node_send : gated_node_send) = true;
     }
   }
-  const bool exchange = free_node_send && !recvs.empty();
+  const algos::NodeSendOrder order = algos::node_send_order(schedule, layout, comm.rank());
+  const bool exchange = order.free_send && order.receives;
   // A rank that receives on its node before it sends there relays to a receiver that is likely
   // busier (a gather's root): it shares the copy rather than leave all of it to that receiver.
   const bool sender_busy = sends.size() > 1 || (copies && recvs.empty());
-  p->node_copy = exchange && !gated_node_send             ? transport::SingleCopy::exchange
+  p->node_copy = order.sends_before_receiving()           ? transport::SingleCopy::exchange
                  : exchange || (!combines && sender_busy) ? transport::SingleCopy::pulled
                  : !combines                              ? transport::SingleCopy::shared
                                                           : transport::SingleCopy::no;

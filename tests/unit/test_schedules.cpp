@@ -594,3 +594,43 @@ TEST_F(Broken, WrongScheduleCountAndRoot) {
 
 }  // namespace
 }  // namespace lanes::algos
+
+// node_send_order: the rule the executor's single-copy hint and the shared-core model share.
+TEST(NodeSendOrder, TellsExchangesFromRelaysAndRoots) {
+  using lanes::algos::Collective;
+  const lanes::algos::Layout node = lanes::algos::Layout::blocks(4, 4, 1);
+  const auto order = [&](Collective c, const char* name, int rank) {
+    lanes::algos::CollArgs args;
+    args.coll = c;
+    args.rank = rank;
+    args.bytes = 4096;
+    lanes::algos::Schedule s = lanes::algos::find_algorithm(c, name)->build(node, args);
+    s.finalize();
+    return lanes::algos::node_send_order(s, node, rank);
+  };
+  // An alltoall's ranks send everything before they receive.
+  EXPECT_TRUE(order(Collective::alltoall, "k-lane", 1).sends_before_receiving());
+  // Recursive doubling's second round sends what the first received.
+  const auto doubling = order(Collective::allgather, "recursive-doubling", 1);
+  EXPECT_TRUE(doubling.free_send);
+  EXPECT_TRUE(doubling.gated_send);
+  EXPECT_FALSE(doubling.sends_before_receiving());
+  // A broadcast root only sends; a leaf only receives.
+  const auto root = order(Collective::bcast, "binomial", 0);
+  EXPECT_TRUE(root.free_send);
+  EXPECT_FALSE(root.receives);
+  const auto leaf = order(Collective::bcast, "binomial", 3);
+  EXPECT_TRUE(leaf.receives);
+  EXPECT_FALSE(leaf.free_send || leaf.gated_send);
+  // Off the node nothing counts.
+  const lanes::algos::Layout apart = lanes::algos::Layout::blocks(4, 1, 1);
+  lanes::algos::CollArgs args;
+  args.coll = Collective::alltoall;
+  args.rank = 1;
+  args.bytes = 4096;
+  lanes::algos::Schedule s =
+      lanes::algos::find_algorithm(Collective::alltoall, "k-lane")->build(apart, args);
+  s.finalize();
+  const auto off = lanes::algos::node_send_order(s, apart, 1);
+  EXPECT_FALSE(off.free_send || off.gated_send || off.receives);
+}
