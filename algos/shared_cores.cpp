@@ -169,4 +169,21 @@ SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::
   return run;
 }
 
+std::vector<SharedCoreCandidate> rank_on_shared_cores(const std::vector<Prediction>& ranking,
+                                                      Collective coll, const Layout& layout,
+                                                      std::size_t bytes, const MachineParams& m,
+                                                      int cores, SingleCopyFrom single_copy) {
+  std::vector<SharedCoreCandidate> out;
+  for (const Prediction& candidate : ranking) {
+    const Algorithm* algo = find_algorithm(coll, candidate.algorithm);
+    if (algo == nullptr || (algo->applicable != nullptr && !algo->applicable(layout))) continue;
+    SharedCoreRun run = shared_core_run(*algo, layout, bytes, m, cores, single_copy);
+    out.push_back({{candidate.algorithm, run.seconds}, run});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.prediction.seconds < b.prediction.seconds;
+  });
+  return out;
+}
+
 }  // namespace lanes::algos

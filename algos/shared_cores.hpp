@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "algos/cost_model.hpp"
 #include "algos/layout.hpp"
@@ -44,5 +45,16 @@ struct SharedCoreRun {
 // 2 or 1 bytes that divides `bytes`) on `cores` cores.
 SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::size_t bytes,
                               const MachineParams& m, int cores, SingleCopyFrom single_copy);
+
+struct SharedCoreCandidate {
+  Prediction prediction;  // priced by the run
+  SharedCoreRun run;
+};
+// The candidates of `ranking` (predict()'s) that apply to `layout`, each priced by its run on
+// `cores` cores, cheapest first.
+std::vector<SharedCoreCandidate> rank_on_shared_cores(const std::vector<Prediction>& ranking,
+                                                      Collective coll, const Layout& layout,
+                                                      std::size_t bytes, const MachineParams& m,
+                                                      int cores, SingleCopyFrom single_copy);
 
 }  // namespace lanes::algos

@@ -42,7 +42,7 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
   in.config = &runtime_->config();
   in.rules = &runtime_->rules();
   in.machine = &runtime_->machine();
-  if (layout.num_nodes() == 1 && layout.size > runtime_->host_cores()) {
+  if (layout.num_nodes() == 1) {  // whether its processes outnumber the cores: selection's call
     in.shared.cores = runtime_->host_cores();
     if (channels_ && channels_->cma_possible()) {
       in.shared.single_copy = {channels_->single_copy_min(transport::SingleCopy::no),

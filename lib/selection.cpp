@@ -53,15 +53,11 @@ Selection model_choice(const SelectionInput& in) {
   out.ranking = algos::predict(in.coll, cost, *in.machine);
   if (layout.num_nodes() == 1 && in.shared.cores > 0 && layout.size > in.shared.cores &&
       layout.size <= kMaxSharedRun) {
-    for (auto& candidate : out.ranking) {
-      const algos::Algorithm* algo = algos::find_algorithm(in.coll, candidate.algorithm);
-      if (!applies(*algo, layout)) continue;
-      candidate.seconds = algos::shared_core_run(*algo, layout, in.bytes, *in.machine,
-                                                 in.shared.cores, in.shared.single_copy)
-                              .seconds;
-    }
-    std::stable_sort(out.ranking.begin(), out.ranking.end(),
-                     [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+    const auto ranked =
+        algos::rank_on_shared_cores(out.ranking, in.coll, layout, in.bytes, *in.machine,
+                                    in.shared.cores, in.shared.single_copy);
+    out.ranking.clear();
+    for (const auto& c : ranked) out.ranking.push_back(c.prediction);
   }
   for (const auto& candidate : out.ranking) {
     const algos::Algorithm* algo = algos::find_algorithm(in.coll, candidate.algorithm);

@@ -27,10 +27,10 @@ struct SelectionInput {
   const Config* config = nullptr;
   const Rules* rules = nullptr;
   const algos::MachineParams* machine = nullptr;
-  // A one-node communicator whose processes outnumber the node's cores: the model prices each
-  // candidate from its schedules on shared cores (algos/shared_cores.hpp). cores 0: not shared.
+  // A one-node communicator: where its processes outnumber the node's cores, the model prices
+  // each candidate from its schedules on those cores (algos/shared_cores.hpp).
   struct SharedCores {
-    int cores = 0;                        // cores the node's processes share
+    int cores = 0;                        // cores the node's processes share; 0: not known
     algos::SingleCopyFrom single_copy{};  // the node channels' thresholds
   } shared;
 };

@@ -131,26 +131,27 @@ int main(int argc, char** argv) {
   if (cores < 0 || (cores > 0 && in.nodes != 1)) return usage("--cores needs --nodes 1");
   auto predictions = predict(coll, in, m);
   const bool shared = cores > 0 && in.ppn > cores;
-  const Layout layout = Layout::blocks(static_cast<int>(in.ppn), static_cast<int>(in.ppn), 1);
-  const auto run_of = [&](const Prediction& p) {
-    return shared_core_run(*find_algorithm(coll, p.algorithm), layout, in.bytes, m, cores,
-                           single_copy);
-  };
+  std::vector<SharedCoreRun> runs;  // with `shared`, each prediction's run
   if (shared) {
-    for (auto& p : predictions) p.seconds = run_of(p).seconds;
-    std::stable_sort(
-        predictions.begin(), predictions.end(),
-        [](const Prediction& a, const Prediction& b) { return a.seconds < b.seconds; });
+    const Layout node = Layout::blocks(static_cast<int>(in.ppn), static_cast<int>(in.ppn), 1);
+    const auto ranked =
+        rank_on_shared_cores(predictions, coll, node, in.bytes, m, cores, single_copy);
+    predictions.clear();
+    for (const auto& c : ranked) {
+      predictions.push_back(c.prediction);
+      runs.push_back(c.run);
+    }
   }
   std::printf("%s of %zu bytes on %lld nodes x %lld processes%s, %d rails, %d lanes (%s)\n",
               to_string(coll), in.bytes, in.nodes, in.ppn, in.regular ? "" : " (irregular)",
               m.rails, in.lanes, calibration.empty() ? "default parameters" : calibration.c_str());
   if (shared) std::printf("on %d shared cores (list schedule of every rank's ops)\n", cores);
-  for (const auto& p : predictions) {
-    std::printf("  %-22s %s", p.algorithm.c_str(), format_time(p.seconds).c_str());
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    std::printf("  %-22s %s", predictions[i].algorithm.c_str(),
+                format_time(predictions[i].seconds).c_str());
     if (shared) {
-      const SharedCoreRun run = run_of(p);
-      std::printf("  (work %s, %d hand-offs)", format_time(run.work_s).c_str(), run.handoffs);
+      std::printf("  (work %s, %d hand-offs)", format_time(runs[i].work_s).c_str(),
+                  runs[i].handoffs);
     }
     std::printf("\n");
   }
