@@ -42,9 +42,10 @@ namespace lanes::transport {
 //  - exchange: pulled, for a rank that sends all its node messages at once before it receives
 //    any (alltoall): where processes share cores, from above kWholeMax rather than above the
 //    chunk, since such a sender waits for its receives anyway and the copy it saves is core time
-//    the others need (4 processes on 2 cores, alltoall of 40-64 KB blocks 1.15-1.9x faster than
-//    staged; recursive-doubling allgather, whose later sends wait for receives, 0.73-0.86x, so it
-//    stays staged there).
+//    the others need (4 processes on 2 cores, alltoall of 40-64 KB blocks 1.15-2.2x faster than
+//    staged in three runs of three rounds alternating the builds, lanes-bench --counts
+//    10000,16000; recursive-doubling allgather, whose later sends wait for receives, 0.73-0.86x,
+//    so it stays staged there).
 enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange };
 
 struct CopyPolicy {
