@@ -24,6 +24,24 @@ using algos::Op;
 using algos::OpId;
 using algos::OpKind;
 
+namespace {
+
+// The largest extent a schedule uses of the caller's send or receive buffer: its vector.
+std::size_t user_bytes(const algos::Schedule& schedule) {
+  std::size_t most = 0;
+  const auto extent = [&most](const algos::Region& r) {
+    if (r.buffer != algos::Buffer::scratch) most = std::max(most, r.offset + r.bytes);
+  };
+  for (const Op& op : schedule.ops) {
+    extent(op.src);
+    extent(op.dst);
+    extent(op.acc);
+  }
+  return most;
+}
+
+}  // namespace
+
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
                                                 std::string algorithm, int first_rail) {
   auto p = std::make_shared<PreparedSchedule>();
@@ -58,12 +76,15 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
     }
   }
+  // A reduction whose vectors stream from memory goes staged on its node (see PreparedSchedule).
+  const bool streams_from_memory = combines && user_bytes(schedule) > kPulledReductionMax;
   const algos::NodeSendOrder order = algos::node_send_order(schedule, layout, comm.rank());
   const bool exchange = order.free_send && order.receives;
   // A rank that receives on its node before it sends there relays to a receiver that is likely
   // busier (a gather's root): it shares the copy rather than leave all of it to that receiver.
   const bool sender_busy = sends.size() > 1 || (copies && recvs.empty());
-  p->node_copy = order.sends_before_receiving()           ? transport::SingleCopy::exchange
+  p->node_copy = streams_from_memory                      ? transport::SingleCopy::no
+                 : order.sends_before_receiving()         ? transport::SingleCopy::exchange
                  : exchange || (!combines && sender_busy) ? transport::SingleCopy::pulled
                  : !combines                              ? transport::SingleCopy::shared
                                                           : transport::SingleCopy::no;

@@ -53,10 +53,20 @@ struct PreparedSchedule {
   //  allgather of 64-128 KiB blocks 1.40-1.52x faster than staged, scatter of 1 MiB 1.66x; bcast,
   //  scatter and gather at 1-16 MiB single-copy faster than staged in 28 of 30 pairs (LANES_CMA=0
   //  against 1 by turns).
-  // Reductions' other node phases, which pipeline chunks through bounce slots as they combine,
-  // were faster staged where each process has a core (allreduce 4 and 16 MiB).
+  // Reductions: their exchanges (the full-lane node phases included) pulled up to vectors of
+  // kPulledReductionMax; the others, and all of a reduction with larger vectors, staged.
   transport::SingleCopy node_copy = transport::SingleCopy::no;
 };
+
+// Above this vector size a reduction's node messages go staged, not pulled. Its vectors then
+// stream from memory: the kernel's page-by-page copy of a peer's vector (process_vm_readv) ran
+// at a third of memcpy's rate here (lanes-micro copy/cma-read against copy/memcpy at 16 MiB: 3.6
+// against 10 GB/s), while staging has each process stream its own vector into the segment, from
+// where the receiver combines it in cache. Measured with a process per core, p=2, lanes-bench
+// --collective allreduce,reduce --counts 1000000,2000000,3000000, LANES_CMA=0 against auto in
+// turns: pulled faster at 4 MB (allreduce 742-793 us against 945-1237), staged at 8 MB (reduce
+// 1530-1539 us against 1806-2143) and 12 MB (allreduce 3257-4084 us against 5681-7323).
+inline constexpr std::size_t kPulledReductionMax = std::size_t{6} << 20;
 
 // A schedule of at most kMaxSmallOps ops whose messages all go to ranks of this node, with at
 // most 256 KiB of scratch.
