@@ -76,8 +76,11 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
     }
   }
-  // A reduction whose vectors stream from memory goes staged on its node (see PreparedSchedule).
-  const bool streams_from_memory = combines && user_bytes(schedule) > kPulledReductionMax;
+  // A reduction whose vectors stream from memory goes staged on its node (see PreparedSchedule),
+  // where each process has a core (comm.cma(): where they share cores, every large message
+  // single-copy).
+  const bool streams_from_memory =
+      combines && !comm.cma() && user_bytes(schedule) > kPulledReductionMax;
   const algos::NodeSendOrder order = algos::node_send_order(schedule, layout, comm.rank());
   const bool exchange = order.free_send && order.receives;
   // A rank that receives on its node before it sends there relays to a receiver that is likely
