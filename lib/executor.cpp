@@ -13,6 +13,7 @@
 
 #include "lib/comm_impl.hpp"
 #include "lib/local_ops.hpp"
+#include "lib/node_copy.hpp"
 #include "lib/runtime_impl.hpp"
 #include "transport/stripe.hpp"
 #include "transport/xfer.hpp"
@@ -24,24 +25,6 @@ using algos::Op;
 using algos::OpId;
 using algos::OpKind;
 
-namespace {
-
-// The largest extent a schedule uses of the caller's send or receive buffer: its vector.
-std::size_t user_bytes(const algos::Schedule& schedule) {
-  std::size_t most = 0;
-  const auto extent = [&most](const algos::Region& r) {
-    if (r.buffer != algos::Buffer::scratch) most = std::max(most, r.offset + r.bytes);
-  };
-  for (const Op& op : schedule.ops) {
-    extent(op.src);
-    extent(op.dst);
-    extent(op.acc);
-  }
-  return most;
-}
-
-}  // namespace
-
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
                                                 std::string algorithm, int first_rail) {
   auto p = std::make_shared<PreparedSchedule>();
@@ -52,7 +35,6 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   p->dependents.resize(n);
   p->dep_counts.resize(n);
   std::map<int, std::uint32_t> sends, recvs;
-  bool combines = false, copies = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = schedule.ops[i];
     for (OpId d : op.deps) {
@@ -60,8 +42,6 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       p->dependents[d].push_back(static_cast<OpId>(i));
     }
     p->dep_counts[i] = static_cast<std::uint32_t>(op.deps.size());
-    if (op.kind == OpKind::combine) combines = true;
-    if (op.kind == OpKind::copy && op.src.bytes > 0) copies = true;
     if (op.kind == OpKind::copy || op.kind == OpKind::combine) continue;
     if (op.peer < 0 || op.peer >= layout.size || op.peer == comm.rank()) {
       throw Error(Errc::internal,
@@ -76,21 +56,7 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
     }
   }
-  // A reduction whose vectors stream from memory goes staged on its node (see PreparedSchedule),
-  // where each process has a core (comm.cma(): where they share cores, every large message
-  // single-copy).
-  const bool streams_from_memory =
-      combines && !comm.cma() && user_bytes(schedule) > kPulledReductionMax;
-  const algos::NodeSendOrder order = algos::node_send_order(schedule, layout, comm.rank());
-  const bool exchange = order.free_send && order.receives;
-  // A rank that receives on its node before it sends there relays to a receiver that is likely
-  // busier (a gather's root): it shares the copy rather than leave all of it to that receiver.
-  const bool sender_busy = sends.size() > 1 || (copies && recvs.empty());
-  p->node_copy = streams_from_memory                      ? transport::SingleCopy::no
-                 : order.sends_before_receiving()         ? transport::SingleCopy::exchange
-                 : exchange || (!combines && sender_busy) ? transport::SingleCopy::pulled
-                 : !combines                              ? transport::SingleCopy::shared
-                                                          : transport::SingleCopy::no;
+  p->node_copy = node_copy_of(schedule, layout, comm.rank(), comm.cma());
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
   p->small_node = is_small_node_schedule(schedule, layout, comm.rank()) &&

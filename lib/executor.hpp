@@ -36,40 +36,9 @@ struct PreparedSchedule {
   std::vector<std::pair<int, std::uint32_t>> node_recvs;
   // is_small_node_schedule: the call runs it itself (run_small_node_schedule).
   bool small_node = false;
-  // Which node messages go single-copy where the node allows it (transport::SingleCopy), moving
-  // each byte once instead of twice through the staged chunks, from above a whole slot message:
-  //  - pulled, where the rank's core has other copying to do meanwhile: it sends on its node
-  //    while it receives there (a send that waits for no on-node receive, and an on-node
-  //    receive: alltoall, allgather, a reduction's exchanges), or, in a schedule that combines
-  //    nothing, it sends to several local peers, or copies locally and receives nothing on its
-  //    node (scatter's root, a bcast tree's root): each receiver reads its own message;
-  //  - shared, in the other schedules that combine nothing (bcast and gather between two ranks,
-  //    a gather tree's relays): sender and receiver each copy half.
-  //  - exchange, the pulled case whose every node send waits for no receive (alltoall): where
-  //    processes share cores, pulled from above a whole slot message too.
-  //  Where processes share cores, the channels otherwise share every single copy, above the
-  //  chunk only (NodeChannels::send).
-  //  Measured with a process per core (lanes-bench, alternating builds): at p=2, alltoall and
-  //  allgather of 64-128 KiB blocks 1.40-1.52x faster than staged, scatter of 1 MiB 1.66x; bcast,
-  //  scatter and gather at 1-16 MiB single-copy faster than staged in 28 of 30 pairs (LANES_CMA=0
-  //  against 1 by turns).
-  // Reductions: their exchanges (the full-lane node phases included) pulled up to vectors of
-  // kPulledReductionMax; the others, and all of a reduction with larger vectors, staged.
+  // Which node messages go single-copy where the node allows it (lib/node_copy.hpp).
   transport::SingleCopy node_copy = transport::SingleCopy::no;
 };
-
-// Above this vector size a reduction's node messages go staged, not pulled, where each process
-// has a core. Its vectors then stream from memory, and the kernel's page-by-page copy of a peer's
-// vector (process_vm_readv) ran at a third of memcpy's rate here (lanes-micro copy/cma-read
-// against copy/memcpy at 16 MiB: 3.6 against 10 GB/s), while staging has each process stream its
-// own vector into the segment, from where the receiver takes it chunk by chunk while it is in
-// cache. Measured with a process per core, p=2, lanes-bench --collective allreduce,reduce
-// --counts 1000000,2000000,3000000, LANES_CMA=0 against auto in turns: pulled faster at 4 MB
-// (allreduce 742-793 us against 945-1237), staged at 8 MB (reduce 1530-1539 us against
-// 1806-2143) and 12 MB (allreduce 3257-4084 us against 5681-7323). Against the build before,
-// three alternating rounds: allreduce of 16 MB 4137-4486 us against 5037-5648, reduce of 8 MB
-// 1455-1639 against 1751-2263.
-inline constexpr std::size_t kPulledReductionMax = std::size_t{6} << 20;
 
 // A schedule of at most kMaxSmallOps ops whose messages all go to ranks of this node, with at
 // most 256 KiB of scratch.

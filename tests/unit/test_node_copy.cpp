@@ -1,0 +1,70 @@
+// lib/node_copy: which single-copy hint each rank's schedule gets, on schedules the algorithms
+// build for one node.
+#include "lib/node_copy.hpp"
+
+#include <gtest/gtest.h>
+
+#include "algos/registry.hpp"
+
+using lanes::algos::Collective;
+using lanes::algos::Layout;
+using lanes::detail::kPulledReductionMax;
+using lanes::detail::node_copy_of;
+using lanes::transport::SingleCopy;
+
+namespace {
+
+// `rank`'s finalized schedule of `name` on one node of p ranks, for `bytes` (4-byte elements).
+lanes::algos::Schedule build(Collective coll, const char* name, int p, int rank,
+                             std::size_t bytes) {
+  const lanes::algos::Algorithm* algo = lanes::algos::find_algorithm(coll, name);
+  EXPECT_NE(algo, nullptr) << name;
+  lanes::algos::CollArgs args;
+  args.coll = coll;
+  args.rank = rank;
+  args.bytes = bytes;
+  args.elem = 4;
+  lanes::algos::Schedule s = algo->build(Layout::blocks(p, p, 1), args);
+  s.finalize();
+  return s;
+}
+
+SingleCopy hint(Collective coll, const char* name, int p, int rank, std::size_t bytes,
+                bool cma = false) {
+  return node_copy_of(build(coll, name, p, rank, bytes), Layout::blocks(p, p, 1), rank, cma);
+}
+
+}  // namespace
+
+TEST(NodeCopy, CollectivesThatCombineNothing) {
+  // An alltoall sends everything before it receives anything.
+  EXPECT_EQ(hint(Collective::alltoall, "pairwise", 2, 0, 1 << 20), SingleCopy::exchange);
+  // A root that feeds several local peers leaves each receiver its own copy.
+  EXPECT_EQ(hint(Collective::scatter, "linear", 3, 0, 1 << 20), SingleCopy::pulled);
+  // Between two ranks, sender and receiver share the copy.
+  EXPECT_EQ(hint(Collective::bcast, "binomial", 2, 0, 1 << 20), SingleCopy::shared);
+}
+
+TEST(NodeCopy, ReductionsPullUpToTheirLimitAndStageBeyond) {
+  // The full-lane node phases exchange parts: pulled, up to vectors of kPulledReductionMax.
+  EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 0, kPulledReductionMax),
+            SingleCopy::pulled);
+  EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 1, kPulledReductionMax),
+            SingleCopy::pulled);
+  // Larger vectors stream from memory: staged, where each process has a core...
+  EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 0, 2 * kPulledReductionMax),
+            SingleCopy::no);
+  EXPECT_EQ(hint(Collective::reduce, "full-lane", 2, 0, 2 * kPulledReductionMax), SingleCopy::no);
+  // ... and as before where processes share cores (the channels single-copy every large one).
+  EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 0, 2 * kPulledReductionMax, true),
+            SingleCopy::pulled);
+  // A root that only receives and combines: staged at any size.
+  EXPECT_EQ(hint(Collective::reduce, "linear", 2, 0, 1 << 20), SingleCopy::no);
+  // Its sender combines nothing and feeds one peer: they share the copy.
+  EXPECT_EQ(hint(Collective::reduce, "linear", 2, 1, 1 << 20), SingleCopy::shared);
+}
+
+TEST(NodeCopy, TheVectorIsTheLargestExtentOfTheCallersBuffers) {
+  const auto s = build(Collective::allreduce, "full-lane", 2, 0, 3 << 20);
+  EXPECT_EQ(lanes::detail::user_bytes(s), std::size_t{3} << 20);
+}
