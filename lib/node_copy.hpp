@@ -33,7 +33,7 @@ namespace lanes::detail {
 // Above this vector size a reduction's node messages go staged, not pulled, where each process
 // has a core. Its vectors then stream from memory, and the kernel's page-by-page copy of a peer's
 // vector (process_vm_readv) ran at a third of memcpy's rate here (lanes-micro copy/cma-read
-// against copy/memcpy at 16 MiB: 3.6 against 10 GB/s), while staging has each process stream its
+// against copy/memcpy at 16 MiB: 3.7 against 10 GB/s), while staging has each process stream its
 // own vector into the segment, from where the receiver takes it chunk by chunk while it is in
 // cache. Measured with a process per core, p=2, lanes-bench --collective allreduce,reduce
 // --counts 1000000,2000000,3000000, LANES_CMA=0 against auto in turns: pulled faster at 4 MB
