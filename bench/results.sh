@@ -11,8 +11,13 @@
 #      first passes `lanes-testbed check` (iperf3 on every rail, Open MPI between nodes), then
 #      lanes-calibrate measures the cost model's parameters on it, then lanes-bench runs with
 #      them.
+#  (c) seed 003's claim: every reduce base algorithm against its hierarchical transformation
+#      (hierarchical-<base>), 16 KB to 16 MB, on 4 x 2 (8 processes on the 2 cores).
 # Then plots, and the targets' ratios.
-#   bench/results.sh [--quick]     (--quick: 3 counts and few repetitions, to try the pipeline)
+#   bench/results.sh [--quick] [--only LAYOUT,...]
+#     --quick: 3 counts and few repetitions, to try the pipeline;
+#     --only:  runs these emulated layouts again (names as in `layouts` below), keeps every other
+#              result of bench/results and writes RESULTS.md anew from all of them.
 # Needs root for (b) (network namespaces); without it, (b) is left out and RESULTS.md says so.
 # Needs a build in build/ (scripts/setup.sh), iperf3 and python3-matplotlib (setup.sh installs
 # them).
@@ -28,14 +33,29 @@ testbed=$root/bench/testbed/lanes-testbed
 # largest is the expensive one.
 small=1,10,100,1000 mid=10000,100000 big=1000000
 reps_small=1000 reps_mid=100 reps_big=50 warmup=5 mode=full
-if [ "${1:-}" = --quick ]; then
-  small=1 mid=100000 reps_small=20 reps_mid=5 reps_big=3 warmup=1 mode=quick
-fi
+# Seed 003's sizes: 16 KB to 16 MB in steps of 4 (MPI_INT counts), two bands of repetitions.
+hier_small=4096,16384,65536 hier_big=262144,1048576,4194304 reps_hier_small=200 reps_hier_big=20
+only=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick)
+      small=1 mid=100000 reps_small=20 reps_mid=5 reps_big=3 warmup=1 mode=quick
+      hier_small=4096 hier_big=262144 reps_hier_small=5 reps_hier_big=3 ;;
+    --only) only=${2:?--only needs layout names}; shift ;;
+    *) echo "usage: bench/results.sh [--quick] [--only LAYOUT,...]" >&2; exit 2 ;;
+  esac
+  shift
+done
 counts=$small,$mid,$big
 [ -x "$bench" ] || { echo "results.sh: build first (scripts/setup.sh)" >&2; exit 2; }
-rm -rf "$out" && mkdir -p "$out"
 commands=$out/commands.txt
-: >"$commands"
+if [ -z "$only" ]; then
+  rm -rf "$out" && mkdir -p "$out"
+  : >"$commands"
+else
+  [ -d "$out" ] || { echo "results.sh: --only needs the results of a full run in $out" >&2; exit 2; }
+  echo "# again, with --only $only, at $(git -C "$root" rev-parse --short HEAD)" >>"$commands"
+fi
 run() {  # logs and runs a command; its stdout goes to the file named first
   local log=$1; shift
   echo "$*" >>"$commands"
@@ -55,6 +75,7 @@ all_algos=$(for c in ${colls//,/ }; do
   "$model" --collective $c --nodes 4 --ppn 2 --bytes 1 | awk '/^  / {print $1}'
 done | sort -u | paste -sd, -)
 
+if [ -z "$only" ]; then
 # The machine.
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -89,12 +110,14 @@ for np in 2 4; do
   awk -F, -v OFS=, 'NR == 1 || $2 == "native" { if (NR > 1) $3 = "mpi-han"; print }' \
     "$out/onenode_np${np}_han.csv" >"$out/han_np$np.csv"
 done
+fi
 
 # (b) The emulated clusters. name nodes rails rate processes kind
 #   main:       every count, every algorithm on all rails, lanes auto on one rail
 #   rails:      lanes auto on one rail and on all, every count
 #   unequal:    the largest count, lanes auto on the fast rail alone and on both
 #   diagnostic: as main, lanes on 2 rails only
+#   hierarchy:  reduce alone, every base algorithm and its hierarchical transformation (c)
 layouts=(
   "2x1 2 2 1gbit 2 main"
   "2x2 2 2 1gbit 4 main"
@@ -102,12 +125,17 @@ layouts=(
   "2x1-4rails 2 4 1gbit 2 rails"
   "2x1-unequal 2 2 1gbit,500mbit 2 unequal"
   "4x2 4 2 1gbit 8 diagnostic"
+  "4x2-hierarchy 4 2 1gbit 8 hierarchy"
 )
+# The reduce base algorithms and their transformations.
+hier_bases=linear,chain,binary,binomial,in-order-binary,rabenseifner
+hier_algos=$hier_bases,hierarchical-${hier_bases//,/,hierarchical-}
 cluster_note=""
 if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/dev/null; then
   trap '"$testbed" down >/dev/null 2>&1 || true' EXIT
   for layout in "${layouts[@]}"; do
     read -r name nodes rails rate np kind <<<"$layout"
+    if [ -n "$only" ] && ! [[ ",$only," == *",$name,"* ]]; then continue; fi
     run /dev/null "$testbed" up "$nodes" "$rails" "$rate"
     run "$out/check_$name.txt" "$testbed" check -np "$np"
     cal=$out/calibration_$name.txt
@@ -116,11 +144,11 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/de
     "$testbed" counters >"$out/counters_before_$name.txt"
     head -1 /proc/stat >"$out/cpu_before_$name.txt"
     parts=()
-    bench_part() {  # counts reps lanes algorithms
+    bench_part() {  # counts reps lanes algorithms [collectives]
       local part=$out/part_${name}_${#parts[@]}.csv
       parts+=("$part")
       run "$out/part_${name}_${#parts[@]}.md" "$testbed" mpirun -np "$np" "${on[@]}" "$bench" \
-        --collective "$colls" --counts "$1" --reps "$2" --warmup "$warmup" --lanes "$3" \
+        --collective "${5:-$colls}" --counts "$1" --reps "$2" --warmup "$warmup" --lanes "$3" \
         --algorithms "$4" --csv "$part"
     }
     case $kind in
@@ -139,6 +167,10 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/de
       unequal)
         bench_part "$big" "$reps_mid" "1,$rails" auto
         ;;
+      hierarchy)
+        bench_part "$hier_small" "$reps_hier_small" "$rails" "$hier_algos" reduce
+        bench_part "$hier_big" "$reps_hier_big" "$rails" "$hier_algos" reduce
+        ;;
     esac
     merge_csv "$out/cluster_$name.csv" "${parts[@]}"
     cat "$out"/part_"${name}"_*.md >"$out/cluster_$name.md" && rm -f "$out"/part_"${name}"_*.md
@@ -146,6 +178,13 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/de
     head -1 /proc/stat >"$out/cpu_after_$name.txt"
     run /dev/null "$testbed" down
     ppn=$((np / nodes))
+    if [ $kind = hierarchy ]; then  # the groups G each transformation chose, per size
+      for c in ${hier_small//,/ } ${hier_big//,/ }; do
+        run "$out/model_${name}_reduce_$c.txt" "$model" --collective reduce --nodes "$nodes" \
+          --ppn "$ppn" --rails "$rails" --bytes $((c * 4)) --calibration "$cal"
+      done
+      continue
+    fi
     for c in ${colls//,/ }; do
       run "$out/model_${name}_$c.txt" "$model" --collective "$c" --nodes "$nodes" --ppn "$ppn" \
         --rails "$rails" --bytes $((${big} * 4)) --calibration "$cal"

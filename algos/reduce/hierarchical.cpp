@@ -36,6 +36,7 @@
 // layouts the groups tile the nodes only as far as the largest node's size allows.
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algos/reduce/hierarchical.hpp"
@@ -107,6 +108,14 @@ int hierarchical_groups(CostFn base, long long p, const CostInput& in) {
     }
   }
   return static_cast<int>(best);
+}
+
+int hierarchical_groups_of(std::string_view algorithm, const CostInput& in) {
+  constexpr std::string_view prefix = "hierarchical-";
+  if (!algorithm.starts_with(prefix)) return 0;
+  const Algorithm* base = find_algorithm(Collective::reduce, algorithm.substr(prefix.size()));
+  if (base == nullptr || base->cost == nullptr) return 0;
+  return hierarchical_groups(base->cost, std::max(1LL, in.p()), in);
 }
 
 Schedule build_reduce_hierarchical(const Layout& layout, const CollArgs& args, BuildFn base,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 #include "algos/cost_model.hpp"
@@ -33,6 +34,9 @@ double hierarchical_cost(CostFn base, const CostInput& in, long long p, long lon
 // the choice must be the same on every rank and in the cost formula. G = 1 and G = p are the base
 // algorithm itself.
 int hierarchical_groups(CostFn base, long long p, const CostInput& in);
+// G for the reduce algorithm named `algorithm` (hierarchical-<base>) on the shape `in`, as its
+// builder chooses it; 0 for any other algorithm. For lanes-model and the results' tables.
+int hierarchical_groups_of(std::string_view algorithm, const CostInput& in);
 
 // The transformed reduce with `groups` groups (a divisor of p).
 Schedule build_reduce_hierarchical(const Layout& layout, const CollArgs& args, BuildFn base,

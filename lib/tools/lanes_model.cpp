@@ -15,6 +15,7 @@
 
 #include "algos/cost_model.hpp"
 #include "algos/layout.hpp"
+#include "algos/reduce/hierarchical.hpp"
 #include "algos/registry.hpp"
 #include "algos/shared_cores.hpp"
 
@@ -152,6 +153,11 @@ int main(int argc, char** argv) {
     if (shared) {
       std::printf("  (work %s, %d hand-offs)", format_time(runs[i].work_s).c_str(),
                   runs[i].handoffs);
+    }
+    if (coll == Collective::reduce) {
+      if (const int groups = hierarchical_groups_of(predictions[i].algorithm, in); groups > 0) {
+        std::printf("  (G = %d group%s of %lld)", groups, groups == 1 ? "" : "s", in.p() / groups);
+      }
     }
     std::printf("\n");
   }
