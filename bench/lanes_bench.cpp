@@ -12,10 +12,11 @@
 // over the repetitions (on a shared, noisy host the average carries the rare slow repetitions).
 //
 // Interleaving: inside each repetition every variant runs once in turn, the MPI library's call
-// and each lanes (algorithm, lanes) pair, so drift of the machine hits all alike. The order
-// rotates by one variant per repetition: whatever state one call leaves for the next (a shaped
-// link's token bucket refilled during a slow variant, warm caches) favours every variant equally
-// often rather than always the one that comes first.
+// and each lanes (algorithm, lanes) pair, so drift of the machine hits all alike. The order is
+// shuffled anew for every repetition (the same seed on every rank, so all agree): whatever state
+// one call leaves for the next (a shaped link's token bucket refilled during a slow variant, warm
+// caches, a socket's window) falls on every variant alike, where a fixed or rotated order would
+// give each variant the same predecessor every time.
 //
 // --check fills inputs before and verifies every output after every repetition (outside the
 // timed region) against values computed from (rank, index, repetition); a mismatch is printed
@@ -34,7 +35,9 @@
 #include <lanes/lanes.hpp>
 #include <lanes/mpi.hpp>
 #include <memory>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -189,9 +192,12 @@ int measure(Context& cx, const std::string& coll, std::size_t count,
   const auto reps = static_cast<std::size_t>(o.reps);
   std::vector<double> times(na * reps);
   std::vector<int> bad(na, 0);
+  std::vector<std::size_t> order(na);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 shuffler(static_cast<std::mt19937::result_type>(count));  // the same on every rank
   for (int r = -o.warmup; r < o.reps; ++r) {
-    for (std::size_t turn = 0; turn < na; ++turn) {
-      const std::size_t a = (turn + static_cast<std::size_t>(r + o.warmup)) % na;
+    std::shuffle(order.begin(), order.end(), shuffler);
+    for (const std::size_t a : order) {
       const std::size_t v = active[a];
       const int salt = static_cast<int>(static_cast<std::size_t>(r + o.warmup) * na + a + 1);
       if (o.check) bench->fill(salt);

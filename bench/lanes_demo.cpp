@@ -18,6 +18,8 @@
 #include <cstring>
 #include <functional>
 #include <lanes/lanes.hpp>
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -225,15 +227,18 @@ int main(int argc, char** argv) {
         c.prepare();
         c.mpi_op();
         const bool mpi_ok = all_true(c.check());
-        // Interleaved timing, the order rotated per repetition: machine drift hits every column
-        // alike, and none always follows the same one (on shaped rails a token bucket that one
-        // call drained would slow down the next).
+        // Interleaved timing, the order shuffled per repetition (the same seed on every rank):
+        // machine drift hits every column alike, and none always follows the same one (on
+        // shaped rails a token bucket that one call drained would slow down the next).
         const std::size_t nv = columns.size() + 1;  // the lanes columns, then MPI
         std::vector<std::vector<double>> tl(columns.size());
         std::vector<double> tm;
+        std::vector<std::size_t> order(nv);
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        std::mt19937 shuffler(static_cast<std::mt19937::result_type>(bytes));
         for (int r = -2; r < reps; ++r) {
-          for (std::size_t i = 0; i < nv; ++i) {
-            const std::size_t v = (i + static_cast<std::size_t>(r + 2)) % nv;
+          std::shuffle(order.begin(), order.end(), shuffler);
+          for (const std::size_t v : order) {
             const double t =
                 v < columns.size() ? timed([&] { c.lanes_op(columns[v]); }) : timed(c.mpi_op);
             if (r >= 0) (v < columns.size() ? tl[v] : tm).push_back(t);

@@ -34,7 +34,7 @@ testbed=$root/bench/testbed/lanes-testbed
 small=1,10,100,1000 mid=10000,100000 big=1000000
 reps_small=1000 reps_mid=100 reps_big=50 warmup=5 mode=full
 # Seed 003's sizes: 16 KB to 16 MB in steps of 4 (MPI_INT counts), two bands of repetitions.
-hier_small=4096,16384,65536 hier_big=262144,1048576,4194304 reps_hier_small=200 reps_hier_big=20
+hier_small=4096,16384,65536 hier_big=262144,1048576,4194304 reps_hier_small=500 reps_hier_big=40
 only=""
 while [ $# -gt 0 ]; do
   case $1 in
