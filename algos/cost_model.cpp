@@ -194,6 +194,10 @@ double combine_time(double bytes, const MachineParams& m) {
   return bytes * m.gamma;
 }
 
+double node_combine_time(double bytes, const MachineParams& m) {
+  return m.alpha_shm + bytes * std::max(m.beta_shm, m.gamma);
+}
+
 double hop_time(double bytes, bool off_node, const CostInput& in, const MachineParams& m) {
   // Every rank of a node sends off the node at once: n flows share the node's lanes.
   return off_node ? rail_time(bytes, static_cast<double>(in.ppn), in, m) : shm_time(bytes, m);

@@ -95,6 +95,10 @@ double stream_time(double bytes, double flows, const CostInput& in, const Machin
 double shm_time(double bytes, const MachineParams& m);
 // Time to combine `bytes` of a reduction into a partial result.
 double combine_time(double bytes, const MachineParams& m);
+// A reduce's on-node message, which goes staged and which its receiver combines piece by piece
+// straight out of the slot as the pieces arrive: the sender's copy and the receiver's combine
+// overlap.
+double node_combine_time(double bytes, const MachineParams& m);
 // One message of `bytes` between ranks on the same node (shared memory) or not (one flow of the
 // sender's lanes), as a one-ported algorithm whose ranks all send at once sees it.
 double hop_time(double bytes, bool off_node, const CostInput& in, const MachineParams& m);

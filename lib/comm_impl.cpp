@@ -120,7 +120,8 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(
     sched = algo->build(layout, args);
   }
   sched.finalize();
-  auto prepared = prepare(*this, std::move(sched), algorithm, layout.first_rail);
+  auto prepared =
+      prepare(*this, std::move(sched), algorithm, layout.first_rail, coll == Collective::reduce);
   if (runtime_->config().info > 0 && rank_ == 0 && !internal) {
     std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s%s\n", algos::to_string(coll),
                  bytes, root, layout.describe().c_str(), algorithm.c_str(),

@@ -26,7 +26,8 @@ using algos::OpId;
 using algos::OpKind;
 
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
-                                                std::string algorithm, int first_rail) {
+                                                std::string algorithm, int first_rail,
+                                                bool reduce) {
   auto p = std::make_shared<PreparedSchedule>();
   p->algorithm = std::move(algorithm);
   p->first_rail = first_rail;
@@ -56,7 +57,8 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
     }
   }
-  p->node_copy = node_copy_of(schedule, layout, comm.rank(), comm.cma());
+  p->node_copy = node_copy_of(schedule, layout, comm.rank(), comm.cma(), reduce);
+  p->fusions = fusable_receives(schedule, layout, comm.rank(), p->dependents);
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
   p->small_node = is_small_node_schedule(schedule, layout, comm.rank()) &&
@@ -99,6 +101,7 @@ void Execution::restart(std::shared_ptr<CommImpl> comm,
     node_recv_base_[static_cast<std::size_t>(peer)] = comm_->claim_node_recvs(peer, count);
   }
   waiting_.assign(prepared_->dep_counts.begin(), prepared_->dep_counts.end());
+  fused_.start(sched, prepared_->fusions, buffers(), combine_, elem_);
   transfers_.resize(sched.ops.size());  // all empty: completion and failure empty them
   remaining_ = sched.ops.size();
   running_.clear();
@@ -153,18 +156,17 @@ void Execution::start_op(OpId id) {
       return;
     }
     transfers_[id] =
-        is_send
-            ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes,
-                       prepared_->node_copy)
-            : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data, bytes);
+        is_send ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data,
+                           bytes, prepared_->node_copy)
+                : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data,
+                           bytes, fused_.sink_for(id, waiting_for_fusion(id), *ch, bytes));
   } else {
     transfers_[id] = start_off_node(op, data, bytes);
   }
   // A message that fits a slot, or one that UCX sent in place, is done already.
   std::string why;
   if (test(transfers_[id], why) == transport::XferState::done) {
-    transfers_[id] = std::monostate{};
-    complete(id);
+    complete_transfer(id);
     return;
   }
   running_.push_back(id);
@@ -229,6 +231,23 @@ Execution::Transfer Execution::start_off_node(const Op& op, std::byte* data, std
     if (part.bytes > 0) parts.push_back(post(rail_of[i], data + part.offset, part.bytes));
   }
   return parts;
+}
+
+void Execution::complete_transfer(OpId id) {
+  const auto* shm = std::get_if<transport::ShmTransfer>(&transfers_[id]);
+  const bool sunk = shm != nullptr && shm->sunk();
+  transfers_[id] = std::monostate{};
+  complete(id);
+  if (sunk) {  // its combine is done too: never run it
+    const OpId c = prepared_->fusions[id].combine;
+    std::erase(ready_, c);
+    complete(c);
+  }
+}
+
+std::uint32_t Execution::waiting_for_fusion(OpId recv) const {
+  const OpId c = prepared_->fusions[recv].combine;
+  return c == kNoFusion ? 0 : waiting_[c];
 }
 
 void Execution::complete(OpId id) {
@@ -312,6 +331,10 @@ bool Execution::advance(bool& progressed) {
       continue;
     }
     if (st == transport::XferState::failed) {
+      if (!fused_.error().empty()) {
+        abort(Errc::invalid_argument, fused_.error());
+        return true;
+      }
       const int peer = prepared_->schedule.ops[id].peer;
       bool dead = false, mismatch = false;
       if (const auto* s = std::get_if<transport::ShmTransfer>(&transfers_[id])) {
@@ -329,10 +352,9 @@ bool Execution::advance(bool& progressed) {
       fail(id, dead ? Errc::peer_failure : mismatch ? Errc::mismatch : Errc::transport, why);
       return true;
     }
-    transfers_[id] = std::monostate{};
     running_[i] = running_.back();
     running_.pop_back();
-    complete(id);
+    complete_transfer(id);
     progressed = true;
     // Completions may have made ops ready: start them right away.
     while (!ready_.empty()) {

@@ -16,6 +16,7 @@
 #include "algos/layout.hpp"
 #include "algos/schedule.hpp"
 #include "lib/combine.hpp"
+#include "lib/fused_receive.hpp"
 #include "lib/local_ops.hpp"
 #include "lib/scratch_pool.hpp"
 #include "transport/shm/channels.hpp"
@@ -38,6 +39,8 @@ struct PreparedSchedule {
   bool small_node = false;
   // Which node messages go single-copy where the node allows it (lib/node_copy.hpp).
   transport::SingleCopy node_copy = transport::SingleCopy::no;
+  // op -> the combine its node receive may do as the pieces arrive (lib/fused_receive.hpp).
+  std::vector<Fusion> fusions;
 };
 
 // A schedule of at most kMaxSmallOps ops whose messages all go to ranks of this node, with at
@@ -45,10 +48,12 @@ struct PreparedSchedule {
 inline constexpr std::size_t kMaxSmallOps = 8;
 bool is_small_node_schedule(const algos::Schedule& schedule, const algos::Layout& layout, int rank);
 
-// Checks and indexes a schedule built for `comm`. Throws lanes::Error(internal) if the schedule
-// refers to invalid peers or needs more messages per pair than a tag can number.
+// Checks and indexes a schedule built for `comm` (`reduce`: a reduce's). Throws
+// lanes::Error(internal) if the schedule refers to invalid peers or needs more messages per pair
+// than a tag can number.
 std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Schedule schedule,
-                                                std::string algorithm, int first_rail);
+                                                std::string algorithm, int first_rail,
+                                                bool reduce = false);
 
 // Runs a small node schedule without an Execution: copies, combines, writes its peers' slots and
 // polls its own directly, claiming sequence and message numbers as an Execution would. Throws
@@ -108,6 +113,10 @@ class Execution {
   // Posts an off-node send or receive of `op` over the rails behind its lanes.
   Transfer start_off_node(const algos::Op& op, std::byte* data, std::size_t bytes);
   void complete(algos::OpId id);
+  // A transfer ended well: completes its op, and the combine a fused receive did.
+  void complete_transfer(algos::OpId id);
+  // How many ops the combine that receive `recv` may fuse with still waits for (0: none).
+  std::uint32_t waiting_for_fusion(algos::OpId recv) const;
   void fail(algos::OpId id, Errc code, const std::string& why);
   void drain_receives();  // before a failure returns: no rail writes into the buffers after
 
@@ -125,6 +134,7 @@ class Execution {
   std::vector<Transfer> transfers_;     // op -> running transfer
   std::vector<algos::OpId> ready_;
   std::vector<algos::OpId> running_;
+  FusedReceives fused_;  // handed to the node channels: the execution does not move
   std::size_t remaining_ = 0;
   bool failed_ = false;
   Errc error_code_ = Errc::internal;

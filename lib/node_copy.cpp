@@ -21,7 +21,7 @@ std::size_t user_bytes(const algos::Schedule& schedule) {
 }
 
 transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos::Layout& layout,
-                                   int rank, bool cma) {
+                                   int rank, bool cma, bool reduce) {
   using algos::OpKind;
   using transport::SingleCopy;
   std::set<int> send_peers, recv_peers;  // local peers this rank sends to, receives from
@@ -33,7 +33,10 @@ transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos:
     if (!layout.same_node(op.peer, rank)) continue;
     (op.kind == OpKind::send ? send_peers : recv_peers).insert(op.peer);
   }
-  // A reduction whose vectors stream from memory goes staged, where each process has a core.
+  // Where each process has a core: a reduce's messages go staged, and their receivers combine
+  // them straight out of the slots; other reductions' go staged when their vectors stream from
+  // memory.
+  if (reduce && !cma) return SingleCopy::no;
   if (combines && !cma && user_bytes(schedule) > kPulledReductionMax) return SingleCopy::no;
   const algos::NodeSendOrder order = algos::node_send_order(schedule, layout, rank);
   if (order.sends_before_receiving()) return SingleCopy::exchange;

@@ -12,8 +12,18 @@
 //    gather tree's relays): sender and receiver each copy half;
 //  - exchange, the pulled case whose every node send waits for no receive (alltoall): where
 //    processes share cores, pulled from above a whole slot message too;
-//  - no (staged), in the other reductions, and in every reduction whose vectors exceed
-//    kPulledReductionMax where each process has a core.
+//  - no (staged), in the other reductions, in every reduction whose vectors exceed
+//    kPulledReductionMax where each process has a core, and there in every reduce: its
+//    receivers combine the staged pieces straight out of the slots as they arrive
+//    (lib/fused_receive.hpp), so a message costs its sender one copy and its receiver none.
+//    Measured at p=2, a core each, three rounds alternating with the build before (shared single
+//    copy for a sender that combines nothing, staged beyond 6 MiB; lanes-bench --collective
+//    reduce --algorithms auto, which takes binomial, whose root now also combines its first
+//    child's vector with its own input rather than with a copy of it), medians: 40 KB 4.8-5.5 us
+//    against 9.8-10.3, 120 KB 10.6 against 18.2-21.2, 4 MB 480-530 against 681-711, 16 MB 1977-2044
+//    against 3494-3635. An allreduce keeps the old rule: its allgather's messages, which nobody
+//    combines, cost two copies staged, and its 4 MB full-lane was the slower so (865-1374 us
+//    against 741-809).
 // Where processes share cores, the channels otherwise share every single copy, above the chunk
 // only (NodeChannels::send).
 // Measured with a process per core (lanes-bench, alternating builds): at p=2, alltoall and
@@ -47,8 +57,8 @@ inline constexpr std::size_t kPulledReductionMax = std::size_t{6} << 20;
 std::size_t user_bytes(const algos::Schedule& schedule);
 
 // The hint of `rank`'s schedule; `cma`: this node prefers single copy for every large message
-// (its processes share cores).
+// (its processes share cores); `reduce`: the schedule is a reduce's.
 transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos::Layout& layout,
-                                   int rank, bool cma);
+                                   int rank, bool cma, bool reduce = false);
 
 }  // namespace lanes::detail

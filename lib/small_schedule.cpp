@@ -63,6 +63,7 @@ class SmallRun {
     // Kept from call to call: each message's entry is assigned when it starts, and only
     // started ones are read.
     if (transfers_.size() < ops_.size()) transfers_.resize(ops_.size());
+    fused_.start(prepared_.schedule, prepared_.fusions, buffers_, combine_, elem_);
     remaining_ = ops_.size();
     // Messages start before local copies and combines (ready_ is a stack), each in order.
     for (const bool messages : {false, true}) {
@@ -105,16 +106,22 @@ class SmallRun {
       return;
     }
     const int peer = comm_.layout().local_rank_of[static_cast<std::size_t>(op.peer)];
-    transfers_[id] =
-        op.kind == OpKind::send
-            ? channels_->send(peer, base_of(prepared_.node_sends, send_base_, peer) + op.msg,
-                              buffers_.at(op.src), op.src.bytes, prepared_.node_copy)
-            : channels_->recv(peer, base_of(prepared_.node_recvs, recv_base_, peer) + op.msg,
-                              buffers_.at(op.dst), op.dst.bytes);
+    if (op.kind == OpKind::send) {
+      transfers_[id] =
+          channels_->send(peer, base_of(prepared_.node_sends, send_base_, peer) + op.msg,
+                          buffers_.at(op.src), op.src.bytes, prepared_.node_copy);
+    } else {
+      const OpId c = prepared_.fusions[id].combine;
+      transfers_[id] =
+          channels_->recv(peer, base_of(prepared_.node_recvs, recv_base_, peer) + op.msg,
+                          buffers_.at(op.dst), op.dst.bytes,
+                          fused_.sink_for(static_cast<OpId>(id), c == kNoFusion ? 0 : waiting_[c],
+                                          *channels_, op.dst.bytes));
+    }
     const XferState st = transfers_[id].test(why_);
     if (st == XferState::failed) failed(id);
     if (st == XferState::done) {
-      complete(id);
+      complete_transfer(id);
     } else {
       pending_[pending_count_++] = static_cast<std::uint8_t>(id);
     }
@@ -125,6 +132,19 @@ class SmallRun {
     for (const OpId next : prepared_.dependents[id]) {
       if (--waiting_[next] == 0) push_ready(next);
     }
+  }
+
+  // A transfer ended well: completes its op, and the combine a fused receive did (its only
+  // dependent, which waited for it alone: never run).
+  void complete_transfer(std::size_t id) {
+    if (!transfers_[id].sunk()) {
+      complete(id);
+      return;
+    }
+    --remaining_;
+    const OpId c = prepared_.fusions[id].combine;
+    --waiting_[c];
+    complete(c);
   }
 
   // Tests the running transfers, starts what their completion freed; true when all is done.
@@ -138,7 +158,7 @@ class SmallRun {
       }
       if (st == XferState::failed) failed(id);
       pending_[k] = pending_[--pending_count_];
-      complete(id);
+      complete_transfer(id);
       start_ready();
     }
     return remaining_ == 0;
@@ -161,6 +181,7 @@ class SmallRun {
 
   // A transfer failed: why_ says why.
   [[noreturn]] void failed(std::size_t id) {
+    if (!fused_.error().empty()) give_up(Errc::invalid_argument, fused_.error());
     const transport::ShmTransfer& t = transfers_[id];
     const Errc code = t.peer_gone() || !channels_->peer_alive(t.peer()) ? Errc::peer_failure
                       : t.size_mismatch()                               ? Errc::mismatch
@@ -193,6 +214,7 @@ class SmallRun {
   std::size_t elem_;
   transport::NodeChannels* channels_;  // null when this rank is alone on its node (copies only)
   std::vector<transport::ShmTransfer>& transfers_;
+  FusedReceives fused_;  // handed to the node channels: the run does not move
   std::array<std::uint64_t, kMaxSmallOps> send_base_, recv_base_;
   std::array<std::uint32_t, kMaxSmallOps> waiting_;
   std::array<std::uint8_t, kMaxSmallOps> ready_, pending_;

@@ -18,7 +18,9 @@
 //
 // Cost: 2 (S + H - 1) steps (2 S - 1 for p = 2) of alpha + beta m / S + gamma m / S, every step
 // priced as a hop between nodes as soon as there are several (the deep levels of the heap join
-// ranks far apart, every rank of a node sending at once). Rounds: the same count.
+// ranks far apart, every rank of a node sending at once); on one node, alpha_shm +
+// max(beta_shm, gamma) m / S, the receive overlapping with its combine (node_combine_time).
+// Rounds: the same count.
 //
 // Order: a rank, then its left subtree, then its right one, in heap order: not rank order (four
 // ranks: r_0 (+) (r_1 (+) r_3) (+) r_2); see in-order-binary.
@@ -67,9 +69,9 @@ double cost_reduce_binary(const CostInput& in, const MachineParams& m) {
   const double seg = static_cast<double>(in.bytes) / segments;
   // Each link carries its segments one after another, off the node on the sender's lanes by
   // turns, while every rank of a node sends at once.
-  const double hop =
-      in.nodes > 1 ? stream_time(seg, static_cast<double>(in.ppn), in, m) : shm_time(seg, m);
-  const double step = hop + combine_time(seg, m);
+  const double step =
+      in.nodes > 1 ? stream_time(seg, static_cast<double>(in.ppn), in, m) + combine_time(seg, m)
+                   : node_combine_time(seg, m);
   return binary_tree_rounds(p, segments) * step;
 }
 

@@ -13,7 +13,8 @@
 // its send buffer; the root's partial is its receive buffer, other ranks' partial is scratch.
 //
 // Cost: ceil(log2 p) (alpha + beta * m + gamma * m) for a vector of m bytes; the rounds whose
-// distance 2^j reaches n ranks cross nodes.
+// distance 2^j reaches n ranks cross nodes; the others cost alpha_shm + max(beta_shm, gamma) m,
+// a receive from the node overlapping with its combine (node_combine_time).
 //
 // Order: relative ranks v combine in order, so the root receives r_root (+) ... (+) r_{p-1} (+)
 // r_0 (+) ... (+) r_{root-1}: rank order toward root 0 only (Algorithm::rank_order); a
@@ -49,14 +50,16 @@ Schedule build_reduce_binomial(const Layout& layout, const CollArgs& args) {
   std::vector<OpId> last;
   for (const TreeEdge& edge : tree.children_upward(v)) {
     const int child = real(edge.member);
-    if (holds_own_only) {
-      last = {s.copy(own, partial)};
+    // The next child's vector waits until the last one was combined: they share `incoming`.
+    const OpId in = s.recv(child, layout.lanes_of[child], incoming, last, edge.up_round());
+    if (holds_own_only) {  // the first child's is combined with this rank's input, not a copy
+      last = {s.combine_into(own, incoming, partial, {in})};
       holds_own_only = false;
       s.scratch_bytes = root ? m : 2 * m;
+    } else {
+      last.push_back(in);
+      last = {s.combine(incoming, partial, last)};
     }
-    const OpId in = s.recv(child, layout.lanes_of[child], incoming, last, edge.up_round());
-    last.push_back(in);
-    last = {s.combine(incoming, partial, last)};
   }
   if (const auto up = tree.parent(v)) {
     s.send(real(up->member), layout.lanes_of[r], holds_own_only ? own : partial, last,
@@ -72,7 +75,9 @@ double cost_reduce_binomial(const CostInput& in, const MachineParams& m) {
   const auto bytes = static_cast<double>(in.bytes);
   double t = 0;
   for (long long d = 1; d < p; d *= 2) {
-    t += hop_time(bytes, d >= in.ppn && in.nodes > 1, in, m) + combine_time(bytes, m);
+    const bool off_node = d >= in.ppn && in.nodes > 1;
+    t += off_node ? hop_time(bytes, true, in, m) + combine_time(bytes, m)
+                  : node_combine_time(bytes, m);
   }
   return t;
 }

@@ -18,7 +18,9 @@
 // Cost: (p - 2 + S) steps of alpha + beta m / S + gamma m / S: the first segment's p - 1 hops
 // (with ranks numbered node by node, N - 1 of them between nodes, one per node boundary, each
 // node's at once) and S - 1 further steps at the pace of the slowest hop; between nodes the
-// segments go on the sender's lanes by turns, so beta is that of all of them. Rounds: p + S - 2.
+// segments go on the sender's lanes by turns, so beta is that of all of them; on the node a
+// step is alpha_shm + max(beta_shm, gamma) m / S, the receive overlapping with its combine
+// (node_combine_time). Rounds: p + S - 2.
 //
 // Order: every rank's own contribution on the left of the partial of the ranks after it in the
 // chain: r_root (+) ... (+) r_{p-1} (+) r_0 (+) ... (+) r_{root-1}, rank order toward root 0 only
@@ -61,7 +63,7 @@ double cost_reduce_chain(const CostInput& in, const MachineParams& m) {
   if (p <= 1) return 0;
   const int segments = reduce_segments(in.bytes, 1);
   const double seg = static_cast<double>(in.bytes) / segments;
-  const double local = shm_time(seg, m) + combine_time(seg, m);
+  const double local = node_combine_time(seg, m);
   // One rank per node sends off the node: the last of the node to the first of the next, its
   // segments one after another, on its lanes by turns.
   const double remote = stream_time(seg, 1.0, in, m) + combine_time(seg, m);

@@ -23,7 +23,8 @@
 //     into part i of its result.
 // Every part is combined in one fixed order, so the result does not depend on timing.
 //
-// Cost: (n - 1) (K alpha_shm + beta_shm m / n + gamma m / n) on the node (K chunks of a part),
+// Cost: (n - 1) (K alpha_shm + max(beta_shm, gamma) m / n) on the node (K chunks of a part, each
+// peer's combined as it arrives: node_combine_time),
 // ceil(log2 N) (alpha + beta (m / n) / B_n + gamma m / n) between nodes (the n flows of a node
 // share its lanes, B_n each), and (n - 1) (alpha_shm + beta_shm m / n) into the root. Against a
 // binomial reduce over all p ranks, every rank combines and moves 1/n of the vector.
@@ -141,8 +142,8 @@ double cost_reduce_full_lane(const CostInput& in, const MachineParams& m) {
   const double part = static_cast<double>(in.bytes) / n;
   const double chunks =
       std::max(1.0, std::ceil(part / static_cast<double>(node_chunk_bytes(static_cast<int>(n)))));
-  const double node = (n - 1) * ((chunks - 1) * m.alpha_shm + shm_time(part, m) +
-                                 combine_time(part, m) + shm_time(part, m));
+  const double node =
+      (n - 1) * ((chunks - 1) * m.alpha_shm + node_combine_time(part, m) + shm_time(part, m));
   int levels = 0;
   while ((1LL << levels) < in.nodes) ++levels;
   return node + levels * (rail_time(part, n, in, m) + combine_time(part, m));

@@ -20,9 +20,9 @@
 // segment j up the tree (in place, the result overwrites its input).
 //
 // Cost: as binary, 2 (S + H - 1) steps (2 S - 1 for p = 2) of alpha + beta m / S + gamma m / S,
-// priced as hops between nodes when there are several; a root other than rank 0 adds one more
-// step at the end (not priced: the cost model does not know the root). Rounds: 2 (S + H - 1), or
-// 2 (S + H) - 1 with the final hop.
+// priced as hops between nodes when there are several (on one node as in binary); a root other than
+// rank 0 adds one more step at the end (not priced: the cost model does not know the root). Rounds:
+// 2 (S + H - 1), or 2 (S + H) - 1 with the final hop.
 //
 // Order: every subtree is a range of consecutive ranks combined as its first rank, its first
 // child's range, its second child's range: rank order for every root (Algorithm::rank_order).
@@ -105,9 +105,9 @@ double cost_reduce_in_order_binary(const CostInput& in, const MachineParams& m) 
   const double seg = static_cast<double>(in.bytes) / segments;
   // Each link carries its segments one after another, off the node on the sender's lanes by
   // turns, while every rank of a node sends at once.
-  const double hop =
-      in.nodes > 1 ? stream_time(seg, static_cast<double>(in.ppn), in, m) : shm_time(seg, m);
-  const double step = hop + combine_time(seg, m);
+  const double step =
+      in.nodes > 1 ? stream_time(seg, static_cast<double>(in.ppn), in, m) + combine_time(seg, m)
+                   : node_combine_time(seg, m);
   return binary_tree_rounds(p, segments) * step;
 }
 

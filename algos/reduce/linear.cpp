@@ -14,7 +14,8 @@
 //
 // Cost: (p - 1)(alpha + beta m + gamma m) for a vector of m bytes, the root's p - 1 receives and
 // combines one after the other; the n - 1 from the root's node over shared memory, the others
-// over the rails. Rounds: p - 1 (one receive of the root each).
+// over the rails, where a receive from the node overlaps with its combine: alpha_shm +
+// max(beta_shm, gamma) m (node_combine_time). Rounds: p - 1 (one receive of the root each).
 //
 // Order: the lower ranks nearest first on the left, the higher ones in order on the right:
 // r_0 (+) (... (+) (r_{root-1} (+) r_root)) (+) r_{root+1} (+) ... (+) r_{p-1}, rank order for
@@ -78,7 +79,7 @@ double cost_reduce_linear(const CostInput& in, const MachineParams& m) {
   const auto bytes = static_cast<double>(in.bytes);
   const long long local = in.nodes > 1 ? in.ppn - 1 : p - 1;
   const long long remote = p - 1 - local;
-  return static_cast<double>(local) * (shm_time(bytes, m) + combine_time(bytes, m)) +
+  return static_cast<double>(local) * node_combine_time(bytes, m) +
          static_cast<double>(remote) * (rail_time(bytes, 1.0, in, m) + combine_time(bytes, m));
 }
 

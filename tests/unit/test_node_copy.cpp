@@ -31,7 +31,8 @@ lanes::algos::Schedule build(Collective coll, const char* name, int p, int rank,
 
 SingleCopy hint(Collective coll, const char* name, int p, int rank, std::size_t bytes,
                 bool cma = false) {
-  return node_copy_of(build(coll, name, p, rank, bytes), Layout::blocks(p, p, 1), rank, cma);
+  return node_copy_of(build(coll, name, p, rank, bytes), Layout::blocks(p, p, 1), rank, cma,
+                      coll == Collective::reduce);
 }
 
 }  // namespace
@@ -54,14 +55,25 @@ TEST(NodeCopy, ReductionsPullUpToTheirLimitAndStageBeyond) {
   // Larger vectors stream from memory: staged, where each process has a core...
   EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 0, 2 * kPulledReductionMax),
             SingleCopy::no);
-  EXPECT_EQ(hint(Collective::reduce, "full-lane", 2, 0, 2 * kPulledReductionMax), SingleCopy::no);
+  EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 1, 2 * kPulledReductionMax),
+            SingleCopy::no);
   // ... and as before where processes share cores (the channels single-copy every large one).
   EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 0, 2 * kPulledReductionMax, true),
             SingleCopy::pulled);
-  // A root that only receives and combines: staged at any size.
-  EXPECT_EQ(hint(Collective::reduce, "linear", 2, 0, 1 << 20), SingleCopy::no);
-  // Its sender combines nothing and feeds one peer: they share the copy.
-  EXPECT_EQ(hint(Collective::reduce, "linear", 2, 1, 1 << 20), SingleCopy::shared);
+}
+
+TEST(NodeCopy, AReducesMessagesGoStagedToBeCombinedAsTheyArrive) {
+  // Every rank of a reduce stages its node messages at any size, where each process has a core:
+  // the root that receives and combines, the sender that combines nothing, the partitioned one.
+  for (const std::size_t bytes :
+       {std::size_t{1} << 16, std::size_t{1} << 20, 2 * kPulledReductionMax}) {
+    EXPECT_EQ(hint(Collective::reduce, "linear", 2, 0, bytes), SingleCopy::no);
+    EXPECT_EQ(hint(Collective::reduce, "linear", 2, 1, bytes), SingleCopy::no);
+    EXPECT_EQ(hint(Collective::reduce, "full-lane", 2, 0, bytes), SingleCopy::no);
+    EXPECT_EQ(hint(Collective::reduce, "full-lane", 2, 1, bytes), SingleCopy::no);
+  }
+  // Where processes share cores, as any other schedule: a sender that feeds one peer shares.
+  EXPECT_EQ(hint(Collective::reduce, "linear", 2, 1, 1 << 20, true), SingleCopy::shared);
 }
 
 TEST(NodeCopy, TheVectorIsTheLargestExtentOfTheCallersBuffers) {

@@ -966,6 +966,31 @@ TEST(Runtime, UserOperations) {
   });
 }
 
+// A reduce's root combines a staged message's pieces as they arrive: a user operation that throws
+// there fails the call on both ranks, the root with the operation's error, the sender with its
+// message rejected (it would otherwise have returned, its message delivered).
+TEST(Runtime, UserOperationThrowingWhileItsMessageArrives) {
+  Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", "2"}};
+  run_ranks(2, [](int me, lanes::Runtime& rt) {
+    lanes::Communicator w = rt.world();
+    const std::size_t n = 100003;  // staged in pieces
+    std::vector<std::uint64_t> send(n, static_cast<std::uint64_t>(me)), recv(n);
+    const lanes::UserOp<std::uint64_t> throwing{
+        [](const std::uint64_t*, std::uint64_t*, std::size_t) {
+          throw std::runtime_error("refused");
+        }};
+    std::string what;
+    const lanes::Errc code =
+        code_of([&] { w.reduce(send, recv, throwing, 0, {.algorithm = "linear"}); }, &what);
+    if (me == 0) {
+      EXPECT_EQ(code, lanes::Errc::invalid_argument);
+      EXPECT_NE(what.find("the user operation threw: refused"), std::string::npos) << what;
+    } else {
+      EXPECT_NE(what.find("rejected"), std::string::npos) << what;
+    }
+  });
+}
+
 // Calls of one shape with different operations (two user operations, a user and a predefined
 // one) get each their own operation; a nonblocking call and a plan keep theirs after the
 // caller's UserOp is gone.

@@ -455,3 +455,83 @@ TEST(NodeChannels, WithdrawalWaitsForAClaimedWrite) {
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(s.test(error), XferState::pending);
   EXPECT_EQ(std::count(in.begin(), in.end(), 0xCA), static_cast<std::ptrdiff_t>(bytes));
 }
+
+// A receive with a sink hands every byte to it once, in order, in pieces of piece_bytes() (the
+// last one shorter), and writes nothing into its destination unless the message went single-copy
+// (which lands there first and is handed over from there); a sink that refuses fails both sides.
+namespace {
+
+struct Collected {
+  std::vector<unsigned char> bytes;
+  std::vector<std::size_t> pieces;
+  bool refuse = false;
+  static bool consume(void* context, std::uint32_t token, std::size_t offset, const char* piece,
+                      std::size_t n) {
+    auto* self = static_cast<Collected*>(context);
+    EXPECT_EQ(token, 7u);
+    EXPECT_EQ(offset, self->bytes.size());
+    self->bytes.insert(self->bytes.end(), piece, piece + n);
+    self->pieces.push_back(n);
+    return !self->refuse;
+  }
+};
+
+}  // namespace
+
+TEST(NodeChannels, SinkConsumesEveryPieceInOrder) {
+  for (const SingleCopy hint : {SingleCopy::no, SingleCopy::shared, SingleCopy::pulled}) {
+    Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
+    pair.a->probe_cma();
+    pair.b->probe_cma();
+    for (const std::size_t bytes :
+         {std::size_t{8}, kWholeMax, kWholeMax + 64, std::size_t{20000 + 8},
+          pair.geometry.chunk * 3 + 24, std::size_t{(1 << 20) + 40}}) {
+      SCOPED_TRACE(std::to_string(bytes) + " bytes, hint " + std::to_string(int(hint)));
+      const std::vector<unsigned char> out = pattern(bytes, 3);
+      std::vector<unsigned char> in(bytes, 0xCA);
+      Collected got;
+      const std::uint64_t msg = pair.next_msg++;
+      std::thread sender([&] {
+        ShmTransfer s = pair.a->send(1, msg, out.data(), bytes, hint);
+        std::string err;
+        EXPECT_EQ(drive(s, err), XferState::done) << err;
+      });
+      ShmTransfer r =
+          pair.b->recv(0, msg, in.data(), bytes, PieceSink{&Collected::consume, &got, 7});
+      EXPECT_TRUE(r.sunk());
+      std::string err;
+      EXPECT_EQ(drive(r, err), XferState::done) << err;
+      sender.join();
+      EXPECT_EQ(got.bytes, out);
+      const std::size_t piece = pair.b->piece_bytes(bytes);
+      const bool single = hint != SingleCopy::no && bytes >= pair.a->single_copy_min();
+      if (single) {
+        EXPECT_EQ(in, out);  // landed first, then handed over whole
+        EXPECT_EQ(got.pieces, std::vector<std::size_t>{bytes});
+      } else {
+        EXPECT_EQ(std::count(in.begin(), in.end(), 0xCA), static_cast<std::ptrdiff_t>(bytes));
+        for (std::size_t i = 0; i + 1 < got.pieces.size(); ++i) EXPECT_EQ(got.pieces[i], piece);
+        EXPECT_LE(got.pieces.back(), piece);
+      }
+    }
+  }
+  // A sink that refuses a piece fails the receive, and the sender learns of it.
+  Pair pair(false);
+  const std::size_t bytes = pair.geometry.chunk * 3;
+  const std::vector<unsigned char> out = pattern(bytes, 5);
+  std::vector<unsigned char> in(bytes);
+  Collected refusing;
+  refusing.refuse = true;
+  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes);
+  ShmTransfer r =
+      pair.b->recv(0, 0, in.data(), bytes, PieceSink{&Collected::consume, &refusing, 7});
+  std::string es, er;
+  XferState ss = XferState::pending, rs = XferState::pending;
+  for (int i = 0; i < 1000000 && (ss == XferState::pending || rs == XferState::pending); ++i) {
+    if (ss == XferState::pending) ss = s.test(es);
+    if (rs == XferState::pending) rs = r.test(er);
+  }
+  EXPECT_EQ(rs, XferState::failed);
+  EXPECT_EQ(ss, XferState::failed);
+  EXPECT_NE(es.find("rejected"), std::string::npos) << es;
+}

@@ -319,8 +319,14 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
   return 0;
 }
 
-ShmTransfer NodeChannels::recv(int peer, std::uint64_t msg, void* data, std::size_t bytes) {
+std::size_t NodeChannels::piece_bytes(std::size_t bytes) const {
+  return staging_of(bytes, geometry_.chunk).piece;
+}
+
+ShmTransfer NodeChannels::recv(int peer, std::uint64_t msg, void* data, std::size_t bytes,
+                               PieceSink sink) {
   ShmTransfer t;
+  t.sink_ = sink;
   t.ch_ = this;
   t.slot_ = slot(peer, local_rank_, msg);
   t.peer_ = peer;
@@ -460,10 +466,15 @@ XferState ShmTransfer::advance_send(std::string& error) {
   }
 }
 
+bool ShmTransfer::deliver(std::size_t offset, const char* from, std::size_t n) const {
+  if (sink_) return sink_.consume(sink_.context, sink_.token, offset, from, n);
+  if (n > 0 && from != data_ + offset) std::memcpy(data_ + offset, from, n);
+  return true;
+}
+
 XferState ShmTransfer::advance_recv(std::string& error) {
   auto* s = static_cast<SlotCtl*>(slot_);
   char* buf = buffer_of(slot_);
-  const Staging staging = staging_of(bytes_, ch_->geometry_.chunk);
   for (;;) {
     switch (step_) {
       case Step::wait_slot:
@@ -488,8 +499,11 @@ XferState ShmTransfer::advance_recv(std::string& error) {
                                  " were expected (do all ranks pass the same sizes? "
                                  "LANES_CHECK=1 tells)");
         }
-        if (staging.whole() && s->s.single == 0) {
-          if (bytes_ > 0) std::memcpy(data_, whole_area(slot_, bytes_), bytes_);
+        if (s->s.single == 0 && staging_of(bytes_, ch_->geometry_.chunk).whole()) {
+          if (bytes_ > 0 && !deliver(0, whole_area(slot_, bytes_), bytes_)) {
+            s->m.error.store(tag_, rel);
+            return fail(error, "the receiver could not take the message");
+          }
           s->r.recv_done.store(tag_, rel);
           step_ = Step::finished;
           return state_ = XferState::done;
@@ -506,6 +520,10 @@ XferState ShmTransfer::advance_recv(std::string& error) {
             return fail(error, why);
           }
           if (pulled) {
+            if (sink_ && !deliver(0, data_, bytes_)) {
+              s->m.error.store(tag_, rel);
+              return fail(error, "the receiver could not take the message");
+            }
             s->r.recv_done.store(tag_, rel);
             step_ = Step::finished;
             return state_ = XferState::done;
@@ -522,17 +540,25 @@ XferState ShmTransfer::advance_recv(std::string& error) {
           if (s->m.error.load(acq) == tag_) return fail(error, "the sender failed to push data");
           return XferState::pending;
         }
+        if (sink_ && !deliver(0, data_, bytes_)) {
+          s->m.error.store(tag_, rel);
+          return fail(error, "the receiver could not take the message");
+        }
         s->r.recv_done.store(tag_, rel);
         step_ = Step::finished;
         return state_ = XferState::done;
       case Step::recv_staged: {
+        const Staging staging = staging_of(bytes_, ch_->geometry_.chunk);
         const std::size_t piece = staging.piece;
         const std::size_t pieces = (bytes_ + piece - 1) / piece;
         while (piece_index_ < pieces) {
           if (s->m.written.load(acq) < piece_index_ + 1) return XferState::pending;
           const std::size_t off = piece_index_ * piece;
-          std::memcpy(data_ + off, buf + (piece_index_ % staging.ring) * piece,
-                      std::min(piece, bytes_ - off));
+          if (!deliver(off, buf + (piece_index_ % staging.ring) * piece,
+                       std::min(piece, bytes_ - off))) {
+            s->m.error.store(tag_, rel);
+            return fail(error, "the receiver could not take the message");
+          }
           ++piece_index_;
           s->r.read.store(piece_index_, rel);
         }

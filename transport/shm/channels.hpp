@@ -88,6 +88,20 @@ std::size_t channel_segment_bytes(const ChannelGeometry& g);
 
 class NodeChannels;
 
+// What a receive may do with its message in place of copying it into its destination: consume
+// it piece by piece as the pieces arrive (a reduction combines them straight out of the slot).
+// `consume(context, token, offset, piece, bytes)` gets every byte once, in order, in pieces
+// that are whole multiples of NodeChannels::piece_bytes() but the last; a single-copy message
+// lands in the destination first and is consumed from there in one piece. Returns false to fail
+// the receive (the sender learns that its message was rejected).
+struct PieceSink {
+  bool (*consume)(void* context, std::uint32_t token, std::size_t offset, const char* piece,
+                  std::size_t bytes) = nullptr;
+  void* context = nullptr;
+  std::uint32_t token = 0;
+  explicit operator bool() const { return consume != nullptr; }
+};
+
 class ShmTransfer {
  public:
   ShmTransfer() = default;
@@ -100,6 +114,8 @@ class ShmTransfer {
   // A send that goes single-copy (cma) rather than staged, and how.
   bool single_copy() const { return single_ != SingleCopy::no; }
   SingleCopy single_mode() const { return single_; }
+  // A receive whose message went to its sink rather than into its destination.
+  bool sunk() const { return static_cast<bool>(sink_); }
   // A pending receive whose call failed: takes back the destination it published for a
   // single-copy sender, or, where the sender already claimed it, waits until that write ended
   // (or the sender died, or `deadline`). Afterwards no peer writes into the receive buffer and
@@ -122,6 +138,8 @@ class ShmTransfer {
   bool slot_free() const;
   XferState advance_send(std::string& error);
   XferState advance_recv(std::string& error);
+  // Hands [offset, offset + n) of the message to the sink, or copies it into the destination.
+  bool deliver(std::size_t offset, const char* from, std::size_t n) const;
 
   NodeChannels* ch_ = nullptr;
   void* slot_ = nullptr;
@@ -132,6 +150,7 @@ class ShmTransfer {
   std::size_t bytes_ = 0;
   std::size_t piece_index_ = 0;
   SingleCopy single_ = SingleCopy::no;  // sender: cma rather than staged, and who copies
+  PieceSink sink_;                      // receiver: consumes the message instead of data_
   Step step_ = Step::wait_slot;
   bool peer_gone_ = false;
   bool size_mismatch_ = false;
@@ -182,7 +201,12 @@ class NodeChannels {
   // or where `hint` asks for it (see SingleCopy).
   ShmTransfer send(int peer, std::uint64_t msg, const void* data, std::size_t bytes,
                    SingleCopy hint = SingleCopy::no);
-  ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes);
+  // With a `sink`, the message is consumed by it rather than copied into `data` (which a
+  // single-copy message still lands in).
+  ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes, PieceSink sink = {});
+  // The size of the pieces a staged message of `bytes` crosses its slot in (the last one may be
+  // shorter): `bytes` itself when it goes whole.
+  std::size_t piece_bytes(std::size_t bytes) const;
   // Starts fetching the receiver's line of the slot that message `msg` to `peer` will use, so
   // that the send finds it at hand: that line was last written by the receiver `slots` messages
   // ago, and reading it is otherwise a cache miss on every send.
