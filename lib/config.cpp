@@ -52,9 +52,10 @@ const std::vector<ConfigVar>& config_table() {
        "node's chunks are below 64 KiB, and there an alltoall's above 16 KiB; and, with a core "
        "per process, node messages above 16 KiB "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
-       "or of a rank that also receives on its node, reductions up to vectors of 6 MiB; "
-       "otherwise staged copies through the node "
-       "segment, and always when the probe fails), 1 (require), 0 (never)."},
+       "or of a rank that also receives on its node, allreduce and reduce_scatter_block up to "
+       "vectors of 6 MiB; otherwise staged copies through the node segment, a reduce's always, "
+       "its receivers combining the pieces as they arrive, and always when the probe fails), "
+       "1 (require), 0 (never)."},
       {"LANES_CHECK", "0",
        "1: before each collective all ranks confirm the same collective, root and sizes; a "
        "mismatch fails on every rank with a message naming it."},
