@@ -32,6 +32,17 @@ XferState drive(ShmTransfer& t, std::string& error) {
   return XferState::pending;
 }
 
+// Tests a send and its receive by turns until neither is pending (bounded); their end states.
+std::pair<XferState, XferState> drive_both(ShmTransfer& s, ShmTransfer& r, std::string& es,
+                                           std::string& er) {
+  XferState ss = XferState::pending, rs = XferState::pending;
+  for (int i = 0; i < 1000000 && (ss == XferState::pending || rs == XferState::pending); ++i) {
+    if (ss == XferState::pending) ss = s.test(es);
+    if (rs == XferState::pending) rs = r.test(er);
+  }
+  return {ss, rs};
+}
+
 struct Pair {
   explicit Pair(bool cma) : Pair(CopyPolicy{cma, cma}) {}
   explicit Pair(CopyPolicy policy) : geometry(default_geometry(2)) {
@@ -395,11 +406,7 @@ TEST(NodeChannels, SizeMismatchFailsBothSides) {
     ShmTransfer s = pair.a->send(1, 0, out.data(), out.size(), hint);
     ShmTransfer r = pair.b->recv(0, 0, in.data(), in.size());
     std::string es, er;
-    XferState ss = XferState::pending, rs = XferState::pending;
-    for (int i = 0; i < 1000000 && (ss == XferState::pending || rs == XferState::pending); ++i) {
-      if (ss == XferState::pending) ss = s.test(es);
-      if (rs == XferState::pending) rs = r.test(er);
-    }
+    const auto [ss, rs] = drive_both(s, r, es, er);
     EXPECT_EQ(rs, XferState::failed);
     EXPECT_NE(er.find(std::to_string(out.size()) + " bytes"), std::string::npos) << er;
     EXPECT_EQ(ss, XferState::failed) << "cma=" << cma;
@@ -526,11 +533,7 @@ TEST(NodeChannels, SinkConsumesEveryPieceInOrder) {
   ShmTransfer r =
       pair.b->recv(0, 0, in.data(), bytes, PieceSink{&Collected::consume, &refusing, 7});
   std::string es, er;
-  XferState ss = XferState::pending, rs = XferState::pending;
-  for (int i = 0; i < 1000000 && (ss == XferState::pending || rs == XferState::pending); ++i) {
-    if (ss == XferState::pending) ss = s.test(es);
-    if (rs == XferState::pending) rs = r.test(er);
-  }
+  const auto [ss, rs] = drive_both(s, r, es, er);
   EXPECT_EQ(rs, XferState::failed);
   EXPECT_EQ(ss, XferState::failed);
   EXPECT_NE(es.find("rejected"), std::string::npos) << es;
