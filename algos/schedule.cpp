@@ -32,6 +32,11 @@ const char* to_string(Collective c) {
   return "unknown";
 }
 
+bool overlaps(const Region& a, const Region& b) {
+  return a.buffer == b.buffer && a.bytes > 0 && b.bytes > 0 && a.offset < b.offset + b.bytes &&
+         b.offset < a.offset + a.bytes;
+}
+
 const char* to_string(Buffer b) {
   switch (b) {
     case Buffer::send:

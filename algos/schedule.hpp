@@ -58,6 +58,8 @@ struct Region {
   std::size_t bytes = 0;
   bool operator==(const Region&) const = default;
 };
+// Whether two regions share a byte (empty ones share none).
+bool overlaps(const Region& a, const Region& b);
 
 // combine: dst = acc (+) src element by element (or src (+) acc with Op::src_first), over regions
 // of equal size on element boundaries, where acc is Op::acc, or dst itself when Op::acc is empty;

@@ -141,11 +141,6 @@ std::string hex(std::uint8_t v) {
   return buf;
 }
 
-bool overlaps(const Region& a, const Region& b) {
-  return a.buffer == b.buffer && a.bytes > 0 && b.bytes > 0 && a.offset < b.offset + b.bytes &&
-         b.offset < a.offset + a.bytes;
-}
-
 // A v-collective's receive buffer: which stretches come from where (the rest must stay as it
 // was).
 struct Piece {

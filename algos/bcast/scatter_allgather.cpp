@@ -37,15 +37,6 @@
 
 namespace lanes::algos {
 
-namespace {
-
-bool overlaps(const Region& a, const Region& b) {
-  return a.bytes > 0 && b.bytes > 0 && a.offset < b.offset + b.bytes &&
-         b.offset < a.offset + a.bytes;
-}
-
-}  // namespace
-
 Schedule build_bcast_scatter_allgather(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "scatter-allgather", true);
   const int p = layout.size;
