@@ -1,31 +1,28 @@
 #include "lib/fused_receive.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <optional>
+#include <string>
+#include <utility>
 
 namespace lanes::detail {
 
 using algos::Op;
 using algos::OpId;
 using algos::OpKind;
+using algos::overlaps;
 using algos::Region;
 
 namespace {
-
-bool overlap(const Region& a, const Region& b) {
-  return a.bytes > 0 && b.bytes > 0 && a.buffer == b.buffer && a.offset < b.offset + b.bytes &&
-         b.offset < a.offset + a.bytes;
-}
 
 // Whether `op` reads any of `r`.
 bool reads(const Op& op, const Region& r) {
   switch (op.kind) {
     case OpKind::send:
     case OpKind::copy:
-      return overlap(op.src, r);
+      return overlaps(op.src, r);
     case OpKind::combine:
-      return overlap(op.src, r) || overlap(op.acc.bytes > 0 ? op.acc : op.dst, r);
+      return overlaps(op.src, r) || overlaps(op.acc.bytes > 0 ? op.acc : op.dst, r);
     case OpKind::recv:
       return false;
   }
@@ -96,10 +93,10 @@ std::vector<Fusion> fusable_receives(const algos::Schedule& schedule, const algo
     }
     const OpId c = dependents[i].front();
     const Op& combine = schedule.ops[c];
-    if (combine.kind != OpKind::combine || overlap(combine.dst, recv.dst)) continue;
-    const bool as_src = combine.src == recv.dst && !overlap(combine.acc, recv.dst);
+    if (combine.kind != OpKind::combine || overlaps(combine.dst, recv.dst)) continue;
+    const bool as_src = combine.src == recv.dst && !overlaps(combine.acc, recv.dst);
     const bool as_acc =
-        combine.acc.bytes > 0 && combine.acc == recv.dst && !overlap(combine.src, recv.dst);
+        combine.acc.bytes > 0 && combine.acc == recv.dst && !overlaps(combine.src, recv.dst);
     if (!as_src && !as_acc) continue;
     if (read_later(schedule, dependents, c, recv.dst, mark)) continue;
     out[i] = {c, as_acc};
@@ -138,21 +135,15 @@ bool FusedReceives::consume(void* context, std::uint32_t recv, std::size_t offse
   const ScheduleBuffers& b = self->buffers_;
   const auto* in = reinterpret_cast<const std::byte*>(piece);
   std::byte* dst = b.at(op.dst) + offset;
-  try {
-    if (f.as_acc) {
-      (*self->combine_)(dst, in, b.at(op.src) + offset, bytes / self->elem_, op.src_first);
-    } else {
-      const std::byte* acc = (op.acc.bytes > 0 ? b.at(op.acc) : b.at(op.dst)) + offset;
-      (*self->combine_)(dst, acc, in, bytes / self->elem_, op.src_first);
-    }
-  } catch (const std::exception& e) {  // only a user operation throws
-    self->error_ = std::string("the user operation threw: ") + e.what();
-    return false;
-  } catch (...) {
-    self->error_ = "the user operation threw";
-    return false;
-  }
-  return true;
+  const std::size_t count = bytes / self->elem_;
+  const Combiner& combine = *self->combine_;
+  const std::byte* acc = (op.acc.bytes > 0 ? b.at(op.acc) : b.at(op.dst)) + offset;
+  std::string why = f.as_acc
+                        ? run_combine(combine, dst, in, b.at(op.src) + offset, count, op.src_first)
+                        : run_combine(combine, dst, acc, in, count, op.src_first);
+  if (why.empty()) return true;
+  self->error_ = std::move(why);
+  return false;
 }
 
 }  // namespace lanes::detail

@@ -31,6 +31,20 @@ struct ScheduleBuffers {
   }
 };
 
+// dst = acc (+) src over `count` elements (src (+) acc with `src_first`). Returns why it failed
+// (a user operation that threw), empty when it did not.
+inline std::string run_combine(const Combiner& combine, std::byte* dst, const std::byte* acc,
+                               const std::byte* src, std::size_t count, bool src_first) {
+  try {
+    combine(dst, acc, src, count, src_first);
+  } catch (const std::exception& e) {  // only a user operation throws
+    return std::string("the user operation threw: ") + e.what();
+  } catch (...) {
+    return "the user operation threw";
+  }
+  return {};
+}
+
 // Runs a copy or combine op (elements of `elem` bytes). Returns why it failed (a user operation
 // that threw), empty when it did not.
 inline std::string run_local_op(const algos::Op& op, const ScheduleBuffers& b,
@@ -44,14 +58,7 @@ inline std::string run_local_op(const algos::Op& op, const ScheduleBuffers& b,
   if (!combine) throw Error(Errc::internal, "a combine without a reduction kernel");
   std::byte* dst = b.at(op.dst);
   const std::byte* acc = op.acc.bytes > 0 ? b.at(op.acc) : dst;
-  try {
-    combine(dst, acc, b.at(op.src), op.src.bytes / elem, op.src_first);
-  } catch (const std::exception& e) {  // only a user operation throws
-    return std::string("the user operation threw: ") + e.what();
-  } catch (...) {
-    return "the user operation threw";
-  }
-  return {};
+  return run_combine(combine, dst, acc, b.at(op.src), op.src.bytes / elem, op.src_first);
 }
 
 }  // namespace lanes::detail
