@@ -22,8 +22,10 @@
 //    child's vector with its own input rather than with a copy of it), medians: 40 KB 4.8-5.5 us
 //    against 9.8-10.3, 120 KB 10.6 against 18.2-21.2, 4 MB 480-530 against 681-711, 16 MB 1977-2044
 //    against 3494-3635. An allreduce keeps the old rule: its allgather's messages, which nobody
-//    combines, cost two copies staged, and its 4 MB full-lane was the slower so (865-1374 us
-//    against 741-809).
+//    combines, cost two copies staged, and its 4 MB full-lane was the slower so (medians 865-1374
+//    us against 741-809 in two runs alternating an experimental build that staged every
+//    reduction's node messages, lanes-bench --collective reduce,allreduce --counts
+//    10000,30000,100000,1000000 --reps 300).
 // Where processes share cores, the channels otherwise share every single copy, above the chunk
 // only (NodeChannels::send).
 // Measured with a process per core (lanes-bench, alternating builds): at p=2, alltoall and
