@@ -50,6 +50,9 @@ const char* usage() {
          "                     runtime's number of lanes)\n"
          "  --reps N           measured repetitions (default 100)\n"
          "  --warmup N         unmeasured repetitions first (default 5)\n"
+         "  --settle N         unmeasured calls of a variant right before each of its\n"
+         "                     measured ones (default 0; for shaped links, whose token\n"
+         "                     buckets refill while a variant leaves a rail idle)\n"
          "  --root R           root of bcast, scatter, gather and reduce (default 0)\n"
          "  --check            fill inputs before and verify outputs after every repetition\n"
          "  --csv FILE         write the results as CSV\n"
@@ -111,6 +114,8 @@ Options parse_options(int argc, char** argv) {
       o.reps = static_cast<int>(to_integer(arg, value, 1, 100000000));
     } else if (arg == "--warmup") {
       o.warmup = static_cast<int>(to_integer(arg, value, 0, 100000000));
+    } else if (arg == "--settle") {
+      o.settle = static_cast<int>(to_integer(arg, value, 0, 1000));
     } else if (arg == "--root") {
       o.root = static_cast<int>(to_integer(arg, value, 0, INT_MAX));
     } else if (arg == "--csv") {

@@ -18,6 +18,8 @@ struct Options {
   std::vector<int> lanes_counts;  // CallOptions::lanes values; empty: the runtime's default
   int reps = 100;
   int warmup = 5;
+  // Unmeasured calls of a variant right before each of its measured ones (see lanes_bench.cpp).
+  int settle = 0;
   int root = 0;
   bool check = false;
   std::string csv;                 // empty: no CSV file

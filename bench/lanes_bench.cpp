@@ -3,7 +3,7 @@
 //
 //   mpirun -np P lanes-bench [--collective bcast,scatter,alltoall,allgather] [--counts LIST]
 //       [--impl native,lanes] [--algorithms LIST] [--lanes LIST] [--reps 100] [--warmup 5]
-//       [--root 0] [--check] [--csv FILE]
+//       [--settle 0] [--root 0] [--check] [--csv FILE]
 //
 // Per collective and count c (MPI_INT elements per process, as MPI counts them): 5 warm-up and
 // 100 measured repetitions. A repetition is MPI_Barrier, then MPI_Wtime around one collective
@@ -14,9 +14,18 @@
 // Interleaving: inside each repetition every variant runs once in turn, the MPI library's call
 // and each lanes (algorithm, lanes) pair, so drift of the machine hits all alike. The order is
 // shuffled anew for every repetition (the same seed on every rank, so all agree): whatever state
-// one call leaves for the next (a shaped link's token bucket refilled during a slow variant, warm
-// caches, a socket's window) falls on every variant alike, where a fixed or rotated order would
-// give each variant the same predecessor every time.
+// one call leaves for the next (warm caches, a socket's window) falls on every variant alike,
+// where a fixed or rotated order would give each variant the same predecessor every time. A
+// shaped link's token bucket does not fall alike: it refills while the variants before leave its
+// rail idle, which favours the variants that use other rails than their predecessors (--settle).
+//
+// --settle N runs N unmeasured calls of a variant, each after MPI_Barrier like a measured one,
+// right before each of its measured calls. On links shaped by a token bucket (the emulated
+// cluster's tc tbf), a rail that the variants before left idle has a full bucket, and a message
+// up to the bucket's size would cross it at the host's memory speed rather than the rail's rate:
+// the settling calls drain the buckets of the rails this variant uses, so its measured call
+// meets what a stream of its own calls would meet. Without it, two variants that use different
+// rails each look up to twice as fast as either does alone.
 //
 // --check fills inputs before and verifies every output after every repetition (outside the
 // timed region) against values computed from (rank, index, repetition); a mismatch is printed
@@ -200,13 +209,20 @@ int measure(Context& cx, const std::string& coll, std::size_t count,
     for (const std::size_t a : order) {
       const std::size_t v = active[a];
       const int salt = static_cast<int>(static_cast<std::size_t>(r + o.warmup) * na + a + 1);
+      const auto call = [&] {
+        if (variants[v].native)
+          bench->run_native();
+        else
+          bench->run_lanes(opts[v]);
+      };
+      for (int k = 0; k < o.settle; ++k) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        call();
+      }
       if (o.check) bench->fill(salt);
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
-      if (variants[v].native)
-        bench->run_native();
-      else
-        bench->run_lanes(opts[v]);
+      call();
       const double dt = MPI_Wtime() - t0;
       if (o.check && bad[a] == 0) {
         const std::string e = bench->verify(salt);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# lanes-bench --check on 3 processes as nodes of 2 and 1: every repetition's result verified, and
-# the CSV holds the header and, per collective and count, the MPI library's row and lanes rows.
+# lanes-bench --check on 3 processes as nodes of 2 and 1: every repetition's result verified (with
+# a settling call of the same variant before each, --settle 1), and the CSV holds the header and,
+# per collective and count, the MPI library's row and lanes rows.
 #   bench_check.sh RUN_MPI LANES_BENCH
 set -u
 run_mpi=$1 bench=$2
@@ -8,7 +9,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 counts=0,1,1000,70000
 "$run_mpi" 3 2 "$bench" --check --collective bcast,scatter,alltoall,allgather,allreduce,reduce \
-  --counts "$counts" --reps 3 --warmup 1 --csv "$dir/b.csv" \
+  --counts "$counts" --reps 3 --warmup 1 --settle 1 --csv "$dir/b.csv" \
   >"$dir/out.md" 2>"$dir/err.txt"
 rc=$?
 cat "$dir/out.md"
