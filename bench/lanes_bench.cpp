@@ -25,7 +25,8 @@
 // up to the bucket's size would cross it at the host's memory speed rather than the rail's rate:
 // the settling calls drain the buckets of the rails this variant uses, so its measured call
 // meets what a stream of its own calls would meet. Without it, two variants that use different
-// rails each look up to twice as fast as either does alone.
+// rails each look faster than alone (a 40 KB-block scatter on 2 x 2 with 256 KiB buckets: lanes
+// linear 160 us side by side with Open MPI, 582 us alone).
 //
 // --check fills inputs before and verifies every output after every repetition (outside the
 // timed region) against values computed from (rank, index, repetition); a mismatch is printed
