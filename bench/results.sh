@@ -3,7 +3,9 @@
 # alltoall, and the MPI_INT sums allreduce and reduce), measured side by side (lanes-bench runs
 # both in one process, interleaved), on
 #  (a) this host as one node with 2 and 4 processes, against Open MPI's default (tuned) and its
-#      han component;
+#      han component; and the reductions (allreduce, reduce) of 4 bytes, 4 MiB and 16 MiB with 2
+#      processes bound to cores, beside the rates of memcpy and of the reduction kernel that price
+#      the one-node bounds;
 #  (b) emulated clusters of bench/testbed/ (network namespaces, shaped veth rails), Open MPI over
 #      the same rails: 2 nodes x 1 process, 2 x 2 and 4 x 1 on two 1 Gbit/s rails (every count,
 #      every algorithm, lanes on 1 and 2 rails), 2 x 1 on four rails, 2 x 1 on rails of
@@ -16,8 +18,9 @@
 # Then plots, and the targets' ratios.
 #   bench/results.sh [--quick] [--only LAYOUT,...]
 #     --quick: 3 counts and few repetitions, to try the pipeline;
-#     --only:  runs these emulated layouts again (names as in `layouts` below), keeps every other
-#              result of bench/results and writes RESULTS.md anew from all of them.
+#     --only:  runs these parts again (`onenode` for (a), emulated layouts by their names in
+#              `layouts` below), keeps every other result of bench/results and writes RESULTS.md
+#              anew from all of them.
 # Needs root for (b) (network namespaces); without it, (b) is left out and RESULTS.md says so.
 # Needs a build in build/ (scripts/setup.sh), iperf3 and python3-matplotlib (setup.sh installs
 # them).
@@ -41,12 +44,15 @@ hier_small=4096,16384,65536 hier_big=262144,1048576,4194304 reps_hier_small=500 
 # per Gbit/s) is at most 4 % of a rail's share of one call, and settling would triple the longest
 # part of the run.
 settle=2
+# The one-node reductions bound to cores: a 4-byte vector, and 4 MiB and 16 MiB ones.
+reduction_small=1 reduction_big=1048576,4194304 reduction_reps_small=2000 reduction_reps_big=50
 only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --quick)
       small=1 mid=100000 reps_small=20 reps_mid=5 reps_big=3 warmup=1 mode=quick
-      hier_small=4096 hier_big=262144 reps_hier_small=5 reps_hier_big=3 ;;
+      hier_small=4096 hier_big=262144 reps_hier_small=5 reps_hier_big=3
+      reduction_reps_small=20 reduction_reps_big=3 ;;
     --only) only=${2:?--only needs layout names}; shift ;;
     *) echo "usage: bench/results.sh [--quick] [--only LAYOUT,...]" >&2; exit 2 ;;
   esac
@@ -81,9 +87,16 @@ all_algos=$(for c in ${colls//,/ }; do
   "$model" --collective $c --nodes 4 --ppn 2 --bytes 1 | awk '/^  / {print $1}'
 done | sort -u | paste -sd, -)
 
-if [ -z "$only" ]; then
+wants() {  # is this part (onenode or a layout's name) to run?
+  [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]
+}
+if [ -n "$only" ]; then
+  echo "again: $only at $(date -u '+%Y-%m-%d %H:%M UTC'), lanes" \
+    "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" >>"$out/machine.txt"
+fi
+if wants onenode; then
 # The machine.
-{
+if [ -z "$only" ]; then {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores online)"
   echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
@@ -92,11 +105,14 @@ if [ -z "$only" ]; then
   echo "UCX: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"
   echo "lanes: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "mode: $mode (counts $counts; repetitions $reps_small up to $small, $reps_mid up to $mid, $reps_big at $big; $warmup warm-up)"
-} >"$out/machine.txt"
+} >"$out/machine.txt"; fi
 
 # Single-core memcpy rate at every size from 4 KiB to 64 MiB, for the one-node copy bound.
 run "$out/memcpy.json" "$root/build/bench/micro/lanes-micro" --benchmark_filter='copy/memcpy/' \
   --benchmark_format=json --benchmark_min_time=0.5
+# The reduction kernels' rate (MPI_INT sum), 64 KiB to 16 MiB, for the copy and reduction bound.
+run "$out/combine.json" "$root/build/bench/micro/lanes-micro" \
+  --benchmark_filter='combine/.*/int32_sum/' --benchmark_format=json --benchmark_min_time=0.5
 
 # (a) One node, 2 and 4 processes (4 oversubscribe the 2 cores).
 one_node=(mpirun --oversubscribe --bind-to none --mca btl_tcp_if_include lo
@@ -116,6 +132,19 @@ for np in 2 4; do
   awk -F, -v OFS=, 'NR == 1 || $2 == "native" { if (NR > 1) $3 = "mpi-han"; print }' \
     "$out/onenode_np${np}_han.csv" >"$out/han_np$np.csv"
 done
+# The reductions with 2 processes bound to cores, every allreduce and reduce algorithm.
+reduction_algos=$(for c in allreduce reduce; do
+  "$model" --collective $c --nodes 1 --ppn 2 --bytes 1 | awk '/^  / {print $1}'
+done | sort -u | paste -sd, -)
+bound=(mpirun --bind-to core --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
+       -x LANES_RAILS=lo -np 2 "$bench" --collective allreduce,reduce --warmup "$warmup"
+       --algorithms "auto,$reduction_algos")
+run "$out/part_reductions_0.md" "${bound[@]}" --counts "$reduction_small" \
+  --reps "$reduction_reps_small" --csv "$out/part_reductions_0.csv"
+run "$out/part_reductions_1.md" "${bound[@]}" --counts "$reduction_big" \
+  --reps "$reduction_reps_big" --csv "$out/part_reductions_1.csv"
+merge_csv "$out/reductions_np2.csv" "$out"/part_reductions_[01].csv
+cat "$out"/part_reductions_[01].md >"$out/reductions_np2.md" && rm -f "$out"/part_reductions_*.md
 fi
 
 # (b) The emulated clusters. name nodes rails rate processes kind
@@ -141,7 +170,7 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/de
   trap '"$testbed" down >/dev/null 2>&1 || true' EXIT
   for layout in "${layouts[@]}"; do
     read -r name nodes rails rate np kind <<<"$layout"
-    if [ -n "$only" ] && ! [[ ",$only," == *",$name,"* ]]; then continue; fi
+    wants "$name" || continue
     run /dev/null "$testbed" up "$nodes" "$rails" "$rate"
     run "$out/check_$name.txt" "$testbed" check -np "$np"
     cal=$out/calibration_$name.txt

@@ -39,8 +39,8 @@ const std::vector<ConfigVar>& config_table() {
        "everywhere). Empty: the rail rates of LANES_CALIBRATION, else equal rails."},
       {"LANES_PROGRESS", "auto",
        "How a waiting process polls: spin (busy poll), yield (poll, then sched_yield when idle), "
-       "wait (for processes that share cores: sleep on the rails' event descriptors when only "
-       "rails are pending, else sched_yield from the first idle poll). auto: spin "
+       "wait (for processes that share cores: sched_yield from the first idle poll, and sleep "
+       "on the rails' event descriptors once only rails have been pending for 500 us). auto: spin "
        "unless the host runs more processes than the CPUs their affinity masks allow together "
        "(two processes bound to a core each: spin), then wait."},
       {"LANES_UCX_TLS", "^sm",

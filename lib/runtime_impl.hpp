@@ -109,8 +109,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   void connect_off_node_peers(const algos::Layout& layout, int rank);
   // Local peers alive? LANES_TIMEOUT passed (returned)? Fails the executions concerned.
   bool check_stalled(std::chrono::steady_clock::time_point last_progress);
-  // What a waiting process does when nothing moved (LANES_PROGRESS).
-  void idle(bool on_node);
+  // What a waiting process does when nothing moved (LANES_PROGRESS), idle for that long.
+  void idle(bool on_node, std::chrono::steady_clock::duration idle_for);
   // Whether idle() gives the core away with sched_yield (rather than spinning or sleeping on
   // the rails' events).
   bool yields_when_idle(bool on_node) const;
@@ -172,11 +172,12 @@ void RuntimeImpl::wait_until(Finished&& finished, Stalled&& stalled, bool on_nod
     }
     if (++idle_rounds < 64) {
       // Where processes share cores (LANES_PROGRESS=wait, the default where they outnumber
-      // them), a waiter gives its core away at once: its peer that must send runs sooner (4
-      // processes on 2 cores: alltoall of 4 bytes 5.5 us against 8.3 us after 64 empty passes).
-      // Otherwise the first passes spin (LANES_PROGRESS=yield with a core each: yielding at
-      // once made lanes-micro's exec/p2-one-node overhead 228-244 ns per call against 35-100).
-      if (progress_ == ProgressMode::wait && yields_when_idle(on_node)) sched_yield();
+      // them), a waiter gives its core away at once, whatever it waits for: its peer that must
+      // send runs sooner (4 processes on 2 cores: alltoall of 4 bytes 5.5 us against 8.3 us
+      // after 64 empty passes). Otherwise the first passes spin (LANES_PROGRESS=yield with a
+      // core each: yielding at once made lanes-micro's exec/p2-one-node overhead 228-244 ns per
+      // call against 35-100).
+      if (progress_ == ProgressMode::wait) sched_yield();
       continue;
     }
     const auto now = clock::now();
@@ -194,7 +195,7 @@ void RuntimeImpl::wait_until(Finished&& finished, Stalled&& stalled, bool on_nod
       progress();  // collects what the checks failed
       continue;
     }
-    idle(on_node);
+    idle(on_node, now - last_progress);
   }
 }
 
