@@ -38,7 +38,9 @@ def rows(name):
 
 
 def us(x):
-    return "–" if x is None else (f"{x:.1f}" if x < 1000 else f"{x:,.0f}")
+    if x is None:
+        return "–"
+    return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 1000 else f"{x:,.0f}"
 
 
 def ratio(a, b):
