@@ -96,7 +96,8 @@ if [ -n "$only" ]; then
 fi
 if wants onenode; then
 # The machine.
-if [ -z "$only" ]; then {
+if [ -z "$only" ]; then
+{
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores online)"
   echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
@@ -105,7 +106,8 @@ if [ -z "$only" ]; then {
   echo "UCX: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1)"
   echo "lanes: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "mode: $mode (counts $counts; repetitions $reps_small up to $small, $reps_mid up to $mid, $reps_big at $big; $warmup warm-up)"
-} >"$out/machine.txt"; fi
+} >"$out/machine.txt"
+fi
 
 # Single-core memcpy rate at every size from 4 KiB to 64 MiB, for the one-node copy bound.
 run "$out/memcpy.json" "$root/build/bench/micro/lanes-micro" --benchmark_filter='copy/memcpy/' \
