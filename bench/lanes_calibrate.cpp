@@ -1,7 +1,8 @@
 // lanes-calibrate: measures the cost model's parameters on this machine and writes them in the
-// format LANES_CALIBRATION reads. Run it like an application, on at least two nodes (emulated
-// nodes count: LANES_NODE_SIZE=2):
+// format LANES_CALIBRATION reads. Run it like an application, on two nodes or more (emulated
+// nodes count: LANES_NODE_SIZE=2), or on one node for its on-node parameters and gamma alone:
 //   mpirun -np 4 -x LANES_NODE_SIZE=2 lanes-calibrate [--output FILE] [--bytes B]
+//   mpirun -np 2 --bind-to core lanes-calibrate [--output FILE] [--bytes B]
 // On-node (when node 0 holds two ranks): messages between the first two ranks of node 0 (a
 // two-rank broadcast through the shared-memory channels). Off-node: messages between the first
 // ranks of nodes 0 and 1, on each rail alone ({.lanes = 1, .first_rail = r}), which gives every
@@ -77,6 +78,16 @@ double startup(lanes::Communicator& pair, const lanes::CallOptions& options = {}
   return median_bcast(pair, 8, 50, options);
 }
 
+// Writes the parameters to `output`, or to stdout where it is empty.
+void emit(const char* text, const std::string& output) {
+  if (output.empty()) {
+    std::fputs(text, stdout);
+  } else {
+    std::ofstream(output) << text;
+    std::printf("lanes-calibrate: wrote %s\n%s", output.c_str(), text);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,12 +103,30 @@ int main(int argc, char** argv) {
     lanes::Runtime rt = lanes::Runtime::init();
     lanes::Communicator world = rt.world();
     if (world.num_nodes() < 2) {
-      if (world.rank() == 0) {
-        std::fprintf(stderr,
-                     "lanes-calibrate needs two nodes, best of two processes each "
-                     "(e.g. mpirun -np 4 -x LANES_NODE_SIZE=2)\n");
+      // One node: its shared-memory link and the reduction kernel; the rails keep their defaults.
+      if (world.size() < 2) {
+        if (world.rank() == 0) {
+          std::fprintf(stderr,
+                       "lanes-calibrate needs two processes on a node, or two nodes "
+                       "(e.g. mpirun -np 2; mpirun -np 4 -x LANES_NODE_SIZE=2)\n");
+        }
+        return 2;
       }
-      return 2;
+      lanes::Communicator pair = world.split(world.rank() < 2 ? 0 : -1, world.rank());
+      if (!pair.valid()) return 0;
+      Link shm;
+      shm.alpha = startup(pair);
+      shm.beta = slope(pair, shm.alpha, big, {});
+      if (world.rank() == 0) {
+        char text[512];
+        std::snprintf(text, sizeof text,
+                      "# lanes-calibrate: %d ranks on 1 node, messages up to %zu bytes\n"
+                      "# off-node: not measured (one node), defaults apply\n"
+                      "alpha_shm %.4g\nbeta_shm %.4g\ngamma %.4g\n",
+                      world.size(), big, shm.alpha, shm.beta, measure_gamma());
+        emit(text, output);
+      }
+      return 0;
     }
     // Node ids in rank order: node 0 holds rank 0; node 1 is the node of the first rank that is
     // not on node 0 (LANES_NODE_SIZE blocks or the launcher's placement).
@@ -165,12 +194,7 @@ int main(int argc, char** argv) {
                     world.size(), world.num_nodes(), big, shm_text.c_str(), rails.front().alpha,
                     fastest > 0 ? 1.0 / fastest : 0.0, rails.size(), rates.c_str(),
                     measure_gamma());
-      if (output.empty()) {
-        std::fputs(text, stdout);
-      } else {
-        std::ofstream(output) << text;
-        std::printf("lanes-calibrate: wrote %s\n%s", output.c_str(), text);
-      }
+      emit(text, output);
     }
   } catch (const lanes::Error& e) {
     std::fprintf(stderr, "lanes-calibrate: %s\n", e.what());

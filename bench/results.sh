@@ -2,8 +2,9 @@
 # Regenerates bench/RESULTS.md: lanes against Open MPI's own collectives (bcast, scatter,
 # alltoall, and the MPI_INT sums allreduce and reduce), measured side by side (lanes-bench runs
 # both in one process, interleaved), on
-#  (a) this host as one node with 2 and 4 processes, against Open MPI's default (tuned) and its
-#      han component; and the reductions (allreduce, reduce) of 4 bytes, 4 MiB and 16 MiB with 2
+#  (a) this host as one node with 2 processes bound to cores (2000 repetitions up to 1000 ints)
+#      and 4 (oversubscribing the 2 cores), against Open MPI's default (tuned) and its han
+#      component, bcast, scatter, gather, alltoall, allgather, allreduce and reduce; and the reductions (allreduce, reduce) of 4 bytes, 4 MiB and 16 MiB with 2
 #      processes bound to cores, beside the rates of memcpy and of the reduction kernel that price
 #      the one-node bounds;
 #  (b) emulated clusters of bench/testbed/ (network namespaces, shaped veth rails), Open MPI over
@@ -92,7 +93,8 @@ wants() {  # is this part (onenode or a layout's name) to run?
 }
 if [ -n "$only" ]; then
   echo "again: $only at $(date -u '+%Y-%m-%d %H:%M UTC'), lanes" \
-    "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" >>"$out/machine.txt"
+    "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
+    "cpu: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores online)" >>"$out/machine.txt"
 fi
 if wants onenode; then
 # The machine.
@@ -116,19 +118,39 @@ run "$out/memcpy.json" "$root/build/bench/micro/lanes-micro" --benchmark_filter=
 run "$out/combine.json" "$root/build/bench/micro/lanes-micro" \
   --benchmark_filter='combine/.*/int32_sum/' --benchmark_format=json --benchmark_min_time=0.5
 
-# (a) One node, 2 and 4 processes (4 oversubscribe the 2 cores).
-one_node=(mpirun --oversubscribe --bind-to none --mca btl_tcp_if_include lo
-          --mca oob_tcp_if_include lo -x LANES_RAILS=lo)
-onenode_reps=100
-[ $mode = quick ] && onenode_reps=10
+# (a) One node: 2 processes bound to cores, each on its own; 4 processes oversubscribe the 2
+# cores (unbound, Open MPI yielding when idle). 2 processes: 2000 repetitions up to 1000 ints
+# (a call there takes about a microsecond: averages of fewer carry a few slow repetitions), 100
+# above.
+onenode_colls=bcast,scatter,gather,alltoall,allgather,allreduce,reduce
+onenode_algos=$(for c in ${onenode_colls//,/ }; do
+  "$model" --collective $c --nodes 1 --ppn 4 --bytes 1 | awk '/^  / {print $1}'
+done | sort -u | paste -sd, -)
+onenode_reps=100 onenode_reps_small=2000
+[ $mode = quick ] && onenode_reps=10 onenode_reps_small=20
+local_mpi=(--mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x LANES_RAILS=lo)
 for np in 2 4; do
-  [ $np = 4 ] && one_node+=(--mca mpi_yield_when_idle 1)
-  run "$out/onenode_np$np.md" "${one_node[@]}" -np "$np" "$bench" --collective "$colls" \
-    --counts "$counts" --reps "$onenode_reps" --warmup "$warmup" --algorithms "auto,$all_algos" \
-    --csv "$out/onenode_np$np.csv"
-  run "$out/onenode_np${np}_han.md" "${one_node[@]}" -np "$np" --mca coll_han_priority 100 \
-    "$bench" --collective "$colls" --counts "$counts" --reps "$onenode_reps" --warmup "$warmup" \
-    --algorithms auto --csv "$out/onenode_np${np}_han.csv"
+  if [ $np = 2 ]; then
+    one_node=(mpirun --bind-to core "${local_mpi[@]}")
+    bands=("$small:$onenode_reps_small" "$mid,$big:$onenode_reps")
+  else
+    one_node=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 "${local_mpi[@]}")
+    bands=("$counts:$onenode_reps")
+  fi
+  for flavour in tuned han; do
+    suffix="" algos="auto,$onenode_algos" extra=()
+    [ $flavour = han ] && suffix=_han algos=auto extra=(--mca coll_han_priority 100)
+    parts=()
+    for i in "${!bands[@]}"; do
+      part=$out/part_onenode_$i
+      run "$part.md" "${one_node[@]}" -np "$np" "${extra[@]}" "$bench" \
+        --collective "$onenode_colls" --counts "${bands[$i]%%:*}" --reps "${bands[$i]##*:}" \
+        --warmup "$warmup" --algorithms "$algos" --csv "$part.csv"
+      parts+=("$part.csv")
+    done
+    merge_csv "$out/onenode_np$np$suffix.csv" "${parts[@]}"
+    cat "$out"/part_onenode_*.md >"$out/onenode_np$np$suffix.md" && rm -f "$out"/part_onenode_*.md
+  done
   # For the plots: han's rows are the MPI library's under another name; its lanes rows repeat
   # the run above.
   awk -F, -v OFS=, 'NR == 1 || $2 == "native" { if (NR > 1) $3 = "mpi-han"; print }' \
@@ -147,6 +169,42 @@ run "$out/part_reductions_1.md" "${bound[@]}" --counts "$reduction_big" \
   --reps "$reduction_reps_big" --csv "$out/part_reductions_1.csv"
 merge_csv "$out/reductions_np2.csv" "$out"/part_reductions_[01].csv
 cat "$out"/part_reductions_[01].md >"$out/reductions_np2.md" && rm -f "$out"/part_reductions_*.md
+# Seed 001's crossover: the partitioned allreduce (full-lane: each process combines its slice of
+# every vector) against the whole-vector ones (a tree, reduce-bcast, and the exchanges,
+# recursive-doubling and hierarchical), 4 B to 4 MiB in steps of 2, with 2 processes bound to
+# cores and 4 on the 2 cores, with the cost model calibrated on this node (lanes-calibrate with 2
+# processes bound to cores: its on-node start-up and rate, and the reduction kernel's rate).
+# LANES_INFO=1: rank 0 prints the cost model's ranking of every algorithm at each size (the one
+# lanes `auto` follows), kept in model_crossover_np*.txt.
+run "$out/calibrate_onenode.txt" mpirun --bind-to core "${local_mpi[@]}" -np 2 "$calibrate" \
+  --output "$out/calibration_onenode.txt"
+crossover_counts=$(python3 -c 'print(",".join(str(1 << i) for i in range(21)))')
+crossover_reps=(1:1024:1000 2048:65536:200 131072:1048576:40)
+[ $mode = quick ] && crossover_counts=1,256,65536 crossover_reps=(1:1024:20 2048:1048576:3)
+for np in 2 4; do
+  if [ $np = 2 ]; then
+    launch=(mpirun --bind-to core "${local_mpi[@]}")
+  else
+    launch=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 "${local_mpi[@]}")
+  fi
+  : >"$out/model_crossover_np$np.txt"
+  parts=()
+  for i in "${!crossover_reps[@]}"; do
+    IFS=: read -r lo hi n <<<"${crossover_reps[$i]}"
+    band=$(tr , '\n' <<<"$crossover_counts" | awk -v lo="$lo" -v hi="$hi" '$1 >= lo && $1 <= hi' |
+      paste -sd, -)
+    [ -n "$band" ] || continue
+    part=$out/part_crossover_$i
+    run "$part.md" "${launch[@]}" -x LANES_INFO=1 \
+      -x LANES_CALIBRATION="$root/$out/calibration_onenode.txt" -np "$np" "$bench" --collective allreduce \
+      --counts "$band" --reps "$n" --warmup "$warmup" \
+      --algorithms auto,full-lane,reduce-bcast,recursive-doubling,hierarchical --csv "$part.csv" \
+      2>>"$out/model_crossover_np$np.txt"
+    parts+=("$part.csv")
+  done
+  merge_csv "$out/crossover_np$np.csv" "${parts[@]}"
+  rm -f "$out"/part_crossover_*.md
+done
 fi
 
 # (b) The emulated clusters. name nodes rails rate processes kind
