@@ -4,8 +4,9 @@
 # both in one process, interleaved), on
 #  (a) this host as one node with 2 processes bound to cores (2000 repetitions up to 1000 ints)
 #      and 4 (oversubscribing the 2 cores), against Open MPI's default (tuned) and its han
-#      component, bcast, scatter, gather, alltoall, allgather, allreduce and reduce; and the reductions (allreduce, reduce) of 4 bytes, 4 MiB and 16 MiB with 2
-#      processes bound to cores, beside the rates of memcpy and of the reduction kernel that price
+#      component, bcast, scatter, gather, alltoall, allgather, allreduce and reduce; the
+#      reductions (allreduce, reduce) of 4 bytes, 4 MiB and 16 MiB with 2 processes bound to
+#      cores; and seed 001's crossover between whole-vector and partitioned allreduce, beside the rates of memcpy and of the reduction kernel that price
 #      the one-node bounds;
 #  (b) emulated clusters of bench/testbed/ (network namespaces, shaped veth rails), Open MPI over
 #      the same rails: 2 nodes x 1 process, 2 x 2 and 4 x 1 on two 1 Gbit/s rails (every count,
@@ -84,9 +85,13 @@ merge_csv() {  # out in...
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 colls=bcast,scatter,alltoall,allreduce,reduce
 # Every algorithm of these collectives, by name.
-all_algos=$(for c in ${colls//,/ }; do
-  "$model" --collective $c --nodes 4 --ppn 2 --bytes 1 | awk '/^  / {print $1}'
-done | sort -u | paste -sd, -)
+# Every algorithm of the collectives COLLS (comma-separated) that applies to NODES x PPN, by name.
+algorithms_of() {  # COLLS NODES PPN
+  for c in ${1//,/ }; do
+    "$model" --collective "$c" --nodes "$2" --ppn "$3" --bytes 1 | awk '/^  / {print $1}'
+  done | sort -u | paste -sd, -
+}
+all_algos=$(algorithms_of "$colls" 4 2)
 
 wants() {  # is this part (onenode or a layout's name) to run?
   [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]
@@ -123,18 +128,18 @@ run "$out/combine.json" "$root/build/bench/micro/lanes-micro" \
 # (a call there takes about a microsecond: averages of fewer carry a few slow repetitions), 100
 # above.
 onenode_colls=bcast,scatter,gather,alltoall,allgather,allreduce,reduce
-onenode_algos=$(for c in ${onenode_colls//,/ }; do
-  "$model" --collective $c --nodes 1 --ppn 4 --bytes 1 | awk '/^  / {print $1}'
-done | sort -u | paste -sd, -)
+onenode_algos=$(algorithms_of "$onenode_colls" 1 4)
 onenode_reps=100 onenode_reps_small=2000
 [ $mode = quick ] && onenode_reps=10 onenode_reps_small=20
 local_mpi=(--mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x LANES_RAILS=lo)
+bound_mpi=(mpirun --bind-to core "${local_mpi[@]}")
+shared_mpi=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 "${local_mpi[@]}")
 for np in 2 4; do
   if [ $np = 2 ]; then
-    one_node=(mpirun --bind-to core "${local_mpi[@]}")
+    one_node=("${bound_mpi[@]}")
     bands=("$small:$onenode_reps_small" "$mid,$big:$onenode_reps")
   else
-    one_node=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 "${local_mpi[@]}")
+    one_node=("${shared_mpi[@]}")
     bands=("$counts:$onenode_reps")
   fi
   for flavour in tuned han; do
@@ -157,12 +162,8 @@ for np in 2 4; do
     "$out/onenode_np${np}_han.csv" >"$out/han_np$np.csv"
 done
 # The reductions with 2 processes bound to cores, every allreduce and reduce algorithm.
-reduction_algos=$(for c in allreduce reduce; do
-  "$model" --collective $c --nodes 1 --ppn 2 --bytes 1 | awk '/^  / {print $1}'
-done | sort -u | paste -sd, -)
-bound=(mpirun --bind-to core --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
-       -x LANES_RAILS=lo -np 2 "$bench" --collective allreduce,reduce --warmup "$warmup"
-       --algorithms "auto,$reduction_algos")
+bound=("${bound_mpi[@]}" -np 2 "$bench" --collective allreduce,reduce --warmup "$warmup"
+       --algorithms "auto,$(algorithms_of allreduce,reduce 1 2)")
 run "$out/part_reductions_0.md" "${bound[@]}" --counts "$reduction_small" \
   --reps "$reduction_reps_small" --csv "$out/part_reductions_0.csv"
 run "$out/part_reductions_1.md" "${bound[@]}" --counts "$reduction_big" \
@@ -176,17 +177,14 @@ cat "$out"/part_reductions_[01].md >"$out/reductions_np2.md" && rm -f "$out"/par
 # processes bound to cores: its on-node start-up and rate, and the reduction kernel's rate).
 # LANES_INFO=1: rank 0 prints the cost model's ranking of every algorithm at each size (the one
 # lanes `auto` follows), kept in model_crossover_np*.txt.
-run "$out/calibrate_onenode.txt" mpirun --bind-to core "${local_mpi[@]}" -np 2 "$calibrate" \
+run "$out/calibrate_onenode.txt" "${bound_mpi[@]}" -np 2 "$calibrate" \
   --output "$out/calibration_onenode.txt"
-crossover_counts=$(python3 -c 'print(",".join(str(1 << i) for i in range(21)))')
+crossover_counts=$(for i in $(seq 0 20); do echo $((1 << i)); done | paste -sd, -)
 crossover_reps=(1:1024:1000 2048:65536:200 131072:1048576:40)
 [ $mode = quick ] && crossover_counts=1,256,65536 crossover_reps=(1:1024:20 2048:1048576:3)
 for np in 2 4; do
-  if [ $np = 2 ]; then
-    launch=(mpirun --bind-to core "${local_mpi[@]}")
-  else
-    launch=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 "${local_mpi[@]}")
-  fi
+  launch=("${shared_mpi[@]}")
+  [ $np = 2 ] && launch=("${bound_mpi[@]}")
   : >"$out/model_crossover_np$np.txt"
   parts=()
   for i in "${!crossover_reps[@]}"; do
@@ -196,8 +194,8 @@ for np in 2 4; do
     [ -n "$band" ] || continue
     part=$out/part_crossover_$i
     run "$part.md" "${launch[@]}" -x LANES_INFO=1 \
-      -x LANES_CALIBRATION="$root/$out/calibration_onenode.txt" -np "$np" "$bench" --collective allreduce \
-      --counts "$band" --reps "$n" --warmup "$warmup" \
+      -x LANES_CALIBRATION="$root/$out/calibration_onenode.txt" -np "$np" "$bench" \
+      --collective allreduce --counts "$band" --reps "$n" --warmup "$warmup" \
       --algorithms auto,full-lane,reduce-bcast,recursive-doubling,hierarchical --csv "$part.csv" \
       2>>"$out/model_crossover_np$np.txt"
     parts+=("$part.csv")

@@ -317,13 +317,13 @@ def crossover(sizes, partitioned, whole):
         partitioned(s) <= w * (1 + TIE) for w in whole(s) if w is not None) for s in sizes]
     if not wins or not wins[-1]:
         return None
-    k = len(wins)
+    k = len(wins) - 1
     while k > 0 and wins[k - 1]:
         k -= 1
-    return sizes[k] if k < len(sizes) else None
+    return sizes[k]
 
 
-crossover_rows = []  # (label, measured, predicted)
+crossover_rows = []  # (processes, label, sizes, measured, predicted, median(), predicted())
 for np_ in (2, 4):
     cx, ranking = rows(f"crossover_np{np_}.csv"), model_rankings(f"model_crossover_np{np_}.txt")
     if not cx or not ranking:
@@ -364,9 +364,9 @@ if crossover_rows:
         w("```text\n" + cal + "\n```\n")
     w("| layout | measured crossover | predicted | predicted / measured |")
     w("|---|---:|---:|---:|")
+    def fmt(b):
+        return "never" if b is None else f"{b} B"
     for np_, label, sizes, measured, model_x, median, predicted in crossover_rows:
-        def fmt(b):
-            return "never" if b is None else f"{b} B"
         r = ratio(model_x, measured) if measured and model_x else None
         w(f"| {label} | {fmt(measured)} | {fmt(model_x)} | {rs(r)} |")
         if r is not None:

@@ -8,8 +8,9 @@ run_mpi=$1 calibrate=$2 model=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
-"$run_mpi" 2 0 "$calibrate" --bytes 1048576 --output "$dir/one.cal" >"$dir/out.txt" 2>&1 ||
-  { cat "$dir/out.txt"; echo "FAIL: lanes-calibrate on 2 processes exited with $?"; exit 1; }
+"$run_mpi" 2 0 "$calibrate" --bytes 1048576 --output "$dir/one.cal" >"$dir/out.txt" 2>&1
+rc=$?
+[ $rc = 0 ] || { cat "$dir/out.txt"; echo "FAIL: lanes-calibrate on 2 processes exited with $rc"; exit 1; }
 cat "$dir/one.cal"
 for key in alpha_shm beta_shm gamma; do
   awk -v k="$key" '$1 == k && $2 + 0 > 0 && $2 + 0 < 1 { found = 1 } END { exit !found }' \
