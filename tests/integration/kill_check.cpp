@@ -55,6 +55,12 @@ int main(int argc, char** argv) {
   }
   world.bcast(std::span(&kill_at_us, 1), 0);
   const wall::time_point kill_at{std::chrono::microseconds(kill_at_us)};
+  // The victim dies only once every rank has received the kill time: a gather to the victim
+  // needs nothing from it, so no survivor can be left waiting on it in this preamble. (Without
+  // it, a rank slowed by load could still wait for the kill time when the victim died, and its
+  // first message from the victim, still pending connection set-up, was lost with it.)
+  std::vector<char> ready(world.rank() == victim ? world.size() : 0);
+  world.gather(std::vector<char>{1}, ready, victim);
   if (world.rank() == victim && stop_s > 0) {
     // A child process continues the victim; it only sleeps and signals (fork of a process with
     // threads: nothing but async-signal-safe calls in the child).
