@@ -60,10 +60,13 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   RuntimeImpl& runtime() const { return *runtime_; }
   transport::NodeChannels* channels() { return channels_.get(); }
   bool cma() const { return channels_ ? channels_->cma() : copy_policy_.prefer_single; }
+  double cma_slowdown() const {
+    return channels_ ? channels_->cma_slowdown() : copy_policy_.cma_slowdown;
+  }
   // What a communicator split from this one inherits (single copy as probed here).
   transport::CopyPolicy copy_policy() const {
     return {channels_ ? channels_->cma_possible() : copy_policy_.single_possible,
-            copy_policy_.prefer_single};
+            copy_policy_.prefer_single, cma_slowdown()};
   }
   ScratchPool& scratch_pool() { return scratch_pool_; }
   // The transfers and scratch of a small node schedule's run (one at a time: a runtime has one

@@ -53,7 +53,8 @@ const std::vector<ConfigVar>& config_table() {
        "per process, node messages above 16 KiB "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
        "or of a rank that also receives on its node, allreduce and reduce_scatter_block up to "
-       "vectors of 6 MiB; otherwise staged copies through the node segment, a reduce's always, "
+       "vectors of 6 MiB where the kernel's copy takes less than twice memcpy's time (timed at "
+       "start-up); otherwise staged copies through the node segment, a reduce's always, "
        "its receivers combining the pieces as they arrive, and always when the probe fails), "
        "1 (require), 0 (never)."},
       {"LANES_CHECK", "0",

@@ -21,7 +21,7 @@ std::size_t user_bytes(const algos::Schedule& schedule) {
 }
 
 transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos::Layout& layout,
-                                   int rank, bool cma, bool reduce) {
+                                   int rank, bool cma, bool reduce, double cma_slowdown) {
   using algos::OpKind;
   using transport::SingleCopy;
   std::set<int> send_peers, recv_peers;  // local peers this rank sends to, receives from
@@ -35,9 +35,12 @@ transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos:
   }
   // Where each process has a core: a reduce's messages go staged, and their receivers combine
   // them straight out of the slots; other reductions' go staged when their vectors stream from
-  // memory.
+  // memory or the kernel's single copy is slow here.
   if (reduce && !cma) return SingleCopy::no;
-  if (combines && !cma && user_bytes(schedule) > kPulledReductionMax) return SingleCopy::no;
+  if (combines && !cma &&
+      (user_bytes(schedule) > kPulledReductionMax || cma_slowdown >= kPullReductionSlowdownMax)) {
+    return SingleCopy::no;
+  }
   const algos::NodeSendOrder order = algos::node_send_order(schedule, layout, rank);
   if (order.sends_before_receiving()) return SingleCopy::exchange;
   const bool exchange = order.free_send && order.receives;

@@ -55,12 +55,23 @@ namespace lanes::detail {
 // 1455-1639 against 1751-2263.
 inline constexpr std::size_t kPulledReductionMax = std::size_t{6} << 20;
 
+// Below it, too, a reduction's node messages go staged where each process has a core and the
+// kernel's copy of a peer's pages (process_vm_readv) takes this many times memcpy's time or more,
+// as probed at start-up (transport::cma_slowdown). At p=2 a pulled full-lane allreduce costs each
+// rank two single copies of half the vector, a staged one three memcpys of it (one into the
+// segment for the reduce-scatter, whose receiver combines straight out of the slots; one in and
+// one out for the allgather): staging wins from a slowdown of 1.5 in that count, and measured,
+// from about 2 (see README, Architecture).
+inline constexpr double kPullReductionSlowdownMax = 2.0;
+
 // The largest extent a schedule uses of the caller's send or receive buffer: its vector.
 std::size_t user_bytes(const algos::Schedule& schedule);
 
 // The hint of `rank`'s schedule; `cma`: this node prefers single copy for every large message
-// (its processes share cores); `reduce`: the schedule is a reduce's.
+// (its processes share cores); `reduce`: the schedule is a reduce's; `cma_slowdown`: as probed
+// (0: not known, taken as fast enough).
 transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos::Layout& layout,
-                                   int rank, bool cma, bool reduce = false);
+                                   int rank, bool cma, bool reduce = false,
+                                   double cma_slowdown = 0);
 
 }  // namespace lanes::detail

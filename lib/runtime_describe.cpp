@@ -8,6 +8,7 @@
 
 #include "algos/numa_domains.hpp"
 #include "lib/comm_impl.hpp"
+#include "lib/node_copy.hpp"
 #include "lib/runtime_impl.hpp"
 
 namespace lanes::detail {
@@ -38,7 +39,14 @@ std::string joined(const std::vector<std::string>& v) {
 
 std::string RuntimeImpl::on_node_copies() const {
   if (world_->layout().node_size_of(world_->rank()) == 1) return "none (alone on node)";
-  return world_->cma() ? "cma" : "staged";
+  if (world_->cma()) return "cma";
+  const double slowdown = world_->cma_slowdown();
+  if (slowdown <= 0) return "staged";
+  std::ostringstream o;
+  o.precision(2);
+  o << "staged (single copy " << slowdown << "x memcpy's time: reductions "
+    << (slowdown >= kPullReductionSlowdownMax ? "staged" : "single-copy") << ")";
+  return o.str();
 }
 
 std::string RuntimeImpl::describe() const {

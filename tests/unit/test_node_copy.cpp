@@ -30,9 +30,9 @@ lanes::algos::Schedule build(Collective coll, const char* name, int p, int rank,
 }
 
 SingleCopy hint(Collective coll, const char* name, int p, int rank, std::size_t bytes,
-                bool cma = false) {
+                bool cma = false, double cma_slowdown = 0) {
   return node_copy_of(build(coll, name, p, rank, bytes), Layout::blocks(p, p, 1), rank, cma,
-                      coll == Collective::reduce);
+                      coll == Collective::reduce, cma_slowdown);
 }
 
 }  // namespace
@@ -60,6 +60,36 @@ TEST(NodeCopy, ReductionsPullUpToTheirLimitAndStageBeyond) {
   // ... and as before where processes share cores (the channels single-copy every large one).
   EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 0, 2 * kPulledReductionMax, true),
             SingleCopy::pulled);
+}
+
+TEST(NodeCopy, ReductionsStageAtEverySizeWhereTheKernelsCopyIsSlow) {
+  using lanes::detail::kPullReductionSlowdownMax;
+  for (const std::size_t bytes : {std::size_t{1} << 16, kPulledReductionMax}) {
+    for (const int rank : {0, 1}) {
+      // A kernel copy at the limit or slower: staged, where each process has a core...
+      EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, rank, bytes, false,
+                     kPullReductionSlowdownMax),
+                SingleCopy::no);
+      EXPECT_EQ(hint(Collective::allreduce, "recursive-doubling", 2, rank, bytes, false,
+                     3 * kPullReductionSlowdownMax),
+                SingleCopy::no);
+      // ... pulled when it is faster than that ...
+      EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, rank, bytes, false,
+                     kPullReductionSlowdownMax / 2),
+                SingleCopy::pulled);
+      // ... and single-copy where processes share cores, whatever its rate.
+      EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, rank, bytes, true,
+                     3 * kPullReductionSlowdownMax),
+                SingleCopy::pulled);
+    }
+  }
+  // Collectives that combine nothing keep their hints.
+  EXPECT_EQ(
+      hint(Collective::bcast, "binomial", 2, 0, 1 << 20, false, 3 * kPullReductionSlowdownMax),
+      SingleCopy::shared);
+  EXPECT_EQ(
+      hint(Collective::alltoall, "pairwise", 2, 0, 1 << 20, false, 3 * kPullReductionSlowdownMax),
+      SingleCopy::exchange);
 }
 
 TEST(NodeCopy, AReducesMessagesGoStagedToBeCombinedAsTheyArrive) {

@@ -2,6 +2,7 @@
 // and real process_vm_readv/writev on our own pid).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "transport/shm/channels.hpp"
+#include "transport/shm/cma.hpp"
 #include "transport/shm/segment.hpp"
 
 using namespace lanes::transport;
@@ -257,6 +259,17 @@ TEST(NodeChannels, CmaProbeSucceedsWithinOneProcess) {
   pair.b->probe_cma();
   EXPECT_TRUE(pair.a->cma());
   EXPECT_TRUE(pair.b->cma());
+  // The probe also timed the kernel's copy against memcpy: a positive ratio.
+  EXPECT_GT(pair.a->cma_slowdown(), 0.0);
+  EXPECT_GT(pair.b->cma_slowdown(), 0.0);
+}
+
+TEST(CmaSlowdown, TimesTheReadAgainstMemcpyAndFailsWithoutAPeer) {
+  std::vector<char> source(1 << 20, 'x');
+  EXPECT_GT(lanes::transport::cma_slowdown(getpid(), source.data(), source.data(), source.size()),
+            0.0);
+  // No such process: no ratio.
+  EXPECT_EQ(lanes::transport::cma_slowdown(-1, source.data(), source.data(), source.size()), 0.0);
 }
 
 // A node where single copy works but is not the default: the sender chooses per message (a hint),

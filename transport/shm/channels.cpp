@@ -156,7 +156,8 @@ NodeChannels::NodeChannels(ShmSegment segment, int local_rank, const ChannelGeom
     : segment_(std::move(segment)),
       local_rank_(local_rank),
       geometry_(geometry),
-      prefer_single_(policy.prefer_single) {
+      prefer_single_(policy.prefer_single),
+      cma_slowdown_(policy.cma_slowdown) {
   slot_stride_ = slot_stride(geometry_);
   slots_offset_ = header_bytes(geometry_.local_size);
   if (segment_.size() < channel_segment_bytes(geometry_)) {
@@ -208,6 +209,13 @@ void NodeChannels::probe_cma() {
       return;
     }
   }
+  // The rate: a megabyte (or the segment) of the next local rank's mapping of the segment.
+  const int peer = (local_rank_ + 1) % geometry_.local_size;
+  if (peer == local_rank_) return;
+  const std::size_t bytes = std::min<std::size_t>(std::size_t{1} << 20, segment_.size());
+  cma_slowdown_ = transport::cma_slowdown(
+      pid_of(peer), reinterpret_cast<const void*>(peers_of(segment_.data())[peer].base.load()),
+      segment_.data(), bytes);
 }
 
 bool NodeChannels::cma_possible() const {

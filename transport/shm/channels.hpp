@@ -51,6 +51,7 @@ enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange };
 struct CopyPolicy {
   bool single_possible = false;  // try single copy (the probe may still find it fails)
   bool prefer_single = false;    // every large message single-copy, not only those hinted
+  double cma_slowdown = 0;       // single copy's time over memcpy's as probed (0: not known)
 };
 
 struct ChannelGeometry {
@@ -172,11 +173,16 @@ class NodeChannels {
   // from then on a transfer never reads who its peer is from memory the peers can write.
   void fix_peers();
   // Reads every peer's header through process_vm_readv; on any failure clears the node-wide CMA
-  // flag. Call after every local rank published itself; read cma() after a second barrier.
+  // flag. Where that works, times a read of a peer's mapping of the segment against memcpy
+  // (cma_slowdown()). Call after every local rank published itself; read cma() after a second
+  // barrier.
   void probe_cma();
   // Single copy works on this node / is this process's default for large messages.
   bool cma_possible() const;
   bool cma() const;
+  // How many times longer process_vm_readv took than memcpy for the same pages, here or in the
+  // communicator this one was split from; 0 when not measured.
+  double cma_slowdown() const { return cma_slowdown_; }
   void unlink() { segment_.unlink(); }
   const std::string& name() const { return segment_.name(); }
 
@@ -225,6 +231,7 @@ class NodeChannels {
   std::size_t slot_stride_ = 0;
   std::size_t slots_offset_ = 0;
   bool prefer_single_ = false;
+  double cma_slowdown_ = 0;
   std::vector<pid_t> pids_;  // fix_peers(); empty before
 };
 

@@ -2,8 +2,11 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <vector>
 
 namespace lanes::transport {
 
@@ -43,6 +46,25 @@ bool cma_read(pid_t pid, void* local, const void* remote, std::size_t bytes, std
 bool cma_write(pid_t pid, const void* local, void* remote, std::size_t bytes, std::string& error) {
   return cma_loop(process_vm_writev, pid, const_cast<char*>(static_cast<const char*>(local)),
                   static_cast<char*>(remote), bytes, error, "process_vm_writev");
+}
+
+double cma_slowdown(pid_t pid, const void* remote, const void* local, std::size_t bytes) {
+  using clock = std::chrono::steady_clock;
+  std::vector<char> sink(bytes);
+  std::string error;
+  double best_read = 1e30, best_copy = 1e30;
+  for (int round = 0; round < 4; ++round) {  // round 0 warms pages and caches up
+    const auto t0 = clock::now();
+    if (!cma_read(pid, sink.data(), remote, bytes, error)) return 0;
+    const auto t1 = clock::now();
+    std::memcpy(sink.data(), local, bytes);
+    const auto t2 = clock::now();
+    asm volatile("" : : "r"(sink.data()) : "memory");  // the copy is not optimized away
+    if (round == 0) continue;
+    best_read = std::min(best_read, std::chrono::duration<double>(t1 - t0).count());
+    best_copy = std::min(best_copy, std::chrono::duration<double>(t2 - t1).count());
+  }
+  return best_copy > 0 ? best_read / best_copy : 0;
 }
 
 }  // namespace lanes::transport

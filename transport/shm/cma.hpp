@@ -14,4 +14,9 @@ bool cma_read(pid_t pid, void* local, const void* remote, std::size_t bytes, std
 // Copies `bytes` from `local` to `remote` in process `pid`.
 bool cma_write(pid_t pid, const void* local, void* remote, std::size_t bytes, std::string& error);
 
+// How many times longer this process takes to read `bytes` of process `pid`'s memory at `remote`
+// (process_vm_readv) than to memcpy the same pages from `local`, its own mapping of them: the
+// best of a few rounds of each after one warm-up. 0 when the read fails.
+double cma_slowdown(pid_t pid, const void* remote, const void* local, std::size_t bytes);
+
 }  // namespace lanes::transport
