@@ -76,13 +76,15 @@ SharedCoreRun shared_core_run(const Algorithm& algo, const Layout& layout, std::
           t.work = m.alpha_shm / 2 +
                    (single(r, op.src.bytes) ? 0.0 : static_cast<double>(op.src.bytes) * m.beta_shm);
           break;
-        case OpKind::recv:
+        case OpKind::recv: {
           ++t.pending;  // its send
           recv_of[r][message_key(op.peer, op.msg)] = i;
-          t.work = (single(static_cast<std::size_t>(op.peer), op.dst.bytes) ? m.alpha_shm
-                                                                            : m.alpha_shm / 2) +
-                   static_cast<double>(op.dst.bytes) * m.beta_shm;
+          const bool one_copy = single(static_cast<std::size_t>(op.peer), op.dst.bytes);
+          t.work = (one_copy ? m.alpha_shm : m.alpha_shm / 2) +
+                   static_cast<double>(op.dst.bytes) * m.beta_shm *
+                       (one_copy ? std::max(single_copy.slowdown, 1.0) : 1.0);
           break;
+        }
         case OpKind::copy:
           t.work = static_cast<double>(op.src.bytes) * m.beta_shm;
           break;

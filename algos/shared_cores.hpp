@@ -12,10 +12,10 @@
 //   free;
 // - a message of m bytes costs the sender alpha_shm / 2 + m * beta_shm to copy it into the node
 //   segment and the receiver as much to copy it out, once the sender is done (staged); from
-//   SingleCopyFrom::any bytes the receiver copies it alone, alpha_shm + m * beta_shm (single
-//   copy), and from SingleCopyFrom::exchange bytes where its sender sends all its node messages
-//   before it receives any (the executor's rule); a local copy costs m * beta_shm, a combine
-//   m * gamma;
+//   SingleCopyFrom::any bytes the receiver copies it alone, alpha_shm + m * beta_shm * slowdown
+//   (single copy, at the kernel's rate), and from SingleCopyFrom::exchange bytes where its sender
+//   sends all its node messages before it receives any (the executor's rule); a local copy costs
+//   m * beta_shm, a combine m * gamma;
 // - a process that waited for a message pays `handoff` before it runs again.
 // The price is the time the last op finishes.
 #pragma once
@@ -33,6 +33,9 @@ namespace lanes::algos {
 struct SingleCopyFrom {
   std::size_t any = 0;       // every message
   std::size_t exchange = 0;  // a message whose sender sends all at once before it receives
+  // A single copy's time per byte over beta_shm's: the kernel's copy of a peer's pages against
+  // memcpy, as the node's processes time it at start-up (1: the same rate).
+  double slowdown = 1.0;
 };
 
 struct SharedCoreRun {

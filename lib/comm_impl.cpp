@@ -46,7 +46,8 @@ std::string CommImpl::choose_algorithm(Collective coll, std::size_t bytes,
     in.shared.cores = runtime_->host_cores();
     if (channels_ && channels_->cma_possible()) {
       in.shared.single_copy = {channels_->single_copy_min(transport::SingleCopy::no),
-                               channels_->single_copy_min(transport::SingleCopy::exchange)};
+                               channels_->single_copy_min(transport::SingleCopy::exchange),
+                               std::max(channels_->cma_slowdown(), 1.0)};
     }
   }
   const Selection chosen = select_algorithm(in);

@@ -1,9 +1,24 @@
 // A communicator's node channels: set-up of the node segment, message numbers per local peer.
 #include "lib/comm_impl.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "lib/agreement.hpp"
 
 namespace lanes::detail {
+
+namespace {
+
+// The median of the positive values (the lower one of an even count), 0 when there is none.
+double median_of_positive(std::vector<double> values) {
+  std::erase_if(values, [](double v) { return !(v > 0); });
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Node shared memory: the node's first rank creates the segment and lays out the channels; the
@@ -58,10 +73,16 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
     channels_->fix_peers();
   }
   if (probe_cma) {
-    char dummy = 0;
-    std::vector<char> sink(size);
-    if (channels_) channels_->probe_cma();
-    exchange(&dummy, sink.data(), 1);
+    // Each process times the kernel's copy; all take the median of what they measured, so that
+    // the model, which reads it, chooses alike everywhere.
+    double measured = 0;
+    if (channels_) {
+      channels_->probe_cma();
+      measured = channels_->cma_slowdown();
+    }
+    std::vector<double> all(size);
+    exchange(&measured, all.data(), sizeof measured);
+    if (channels_) channels_->set_cma_slowdown(median_of_positive(all));
   }
   arm_revocation();
 }

@@ -39,13 +39,15 @@ std::string joined(const std::vector<std::string>& v) {
 
 std::string RuntimeImpl::on_node_copies() const {
   if (world_->layout().node_size_of(world_->rank()) == 1) return "none (alone on node)";
-  if (world_->cma()) return "cma";
   const double slowdown = world_->cma_slowdown();
-  if (slowdown <= 0) return "staged";
+  if (slowdown <= 0) return world_->cma() ? "cma" : "staged";
   std::ostringstream o;
   o.precision(2);
-  o << "staged (single copy " << slowdown << "x memcpy's time: reductions "
-    << (slowdown >= kPullReductionSlowdownMax ? "staged" : "single-copy") << ")";
+  o << (world_->cma() ? "cma" : "staged") << " (single copy " << slowdown << "x memcpy's time";
+  if (!world_->cma()) {
+    o << ": reductions " << (slowdown >= kPullReductionSlowdownMax ? "staged" : "single-copy");
+  }
+  o << ")";
   return o.str();
 }
 

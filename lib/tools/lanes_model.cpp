@@ -2,7 +2,7 @@
 // any scale, and which one selection would choose.
 //   lanes-model --collective bcast --nodes 10000 --ppn 32 --rails 2 --bytes 1048576
 //               [--lanes K] [--calibration FILE] [--irregular]
-//               [--cores C [--single-copy-min B] [--exchange-copy-min B]]
+//               [--cores C [--single-copy-min B] [--exchange-copy-min B] [--cma-slowdown X]]
 //               (one node whose processes share C cores)
 #include <algorithm>
 #include <cstdio>
@@ -29,12 +29,15 @@ int usage(const char* why) {
                "                                reduce_scatter_block|barrier\n"
                "                   --nodes N --ppn n --bytes B [--rails R] [--lanes K]\n"
                "                   [--calibration FILE] [--irregular]\n"
-               "                   [--cores C [--single-copy-min B] [--exchange-copy-min B]]\n"
+               "                   [--cores C [--single-copy-min B] [--exchange-copy-min B]\n"
+               "                    [--cma-slowdown X]]\n"
                "B: the bcast or reduction vector, or one block for the other collectives.\n"
                "--cores: one node whose n processes share C < n cores, priced from the\n"
                "schedules run on C cores; messages from --single-copy-min bytes count one\n"
                "copy, smaller ones two (default: all two), and from --exchange-copy-min\n"
-               "bytes those of a rank that sends all before it receives (an alltoall's).\n");
+               "bytes those of a rank that sends all before it receives (an alltoall's);\n"
+               "a single copy takes X times beta_shm per byte (default 1; LANES_INFO=1\n"
+               "prints the node's ratio).\n");
   return 2;
 }
 
@@ -99,6 +102,8 @@ int main(int argc, char** argv) {
         single_copy.any = std::stoull(next());
       else if (a == "--exchange-copy-min")
         single_copy.exchange = std::stoull(next());
+      else if (a == "--cma-slowdown")
+        single_copy.slowdown = std::stod(next());
       else if (a == "--irregular")
         in.regular = false;
       else if (a == "--help" || a == "-h")

@@ -183,6 +183,9 @@ class NodeChannels {
   // How many times longer process_vm_readv took than memcpy for the same pages, here or in the
   // communicator this one was split from; 0 when not measured.
   double cma_slowdown() const { return cma_slowdown_; }
+  // What the node's processes agreed on (every process must use the same value where the choice
+  // of algorithm reads it).
+  void set_cma_slowdown(double slowdown) { cma_slowdown_ = slowdown; }
   void unlink() { segment_.unlink(); }
   const std::string& name() const { return segment_.name(); }
 
