@@ -760,13 +760,15 @@ TEST(Runtime, FinalizeIsBounded) {
 }
 
 // A program that polls a request with test() gets LANES_TIMEOUT as one that waits does: rank 1
-// never joins the broadcast, and rank 0's polls end in Errc::timeout.
+// never joins the broadcast, and rank 0's polls end in Errc::timeout. Rank 1 stays away well past
+// the timeout: the timeout counts from rank 0's last progress, and once rank 1 finalizes, its
+// first node message would meet rank 0's pending receive (a size mismatch, not a timeout).
 TEST(Runtime, PollingWithTestTimesOut) {
   Env env{{"LANES_RAILS", "lo"}, {"LANES_NODE_SIZE", nullptr}, {"LANES_TIMEOUT", "1"}};
   run_ranks(2, [](int me, lanes::Runtime& rt) {
     lanes::Communicator w = rt.world();
     if (me == 1) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::this_thread::sleep_for(std::chrono::milliseconds(4000));
       return;
     }
     int value = 0;
