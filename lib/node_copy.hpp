@@ -60,8 +60,9 @@ inline constexpr std::size_t kPulledReductionMax = std::size_t{6} << 20;
 // as probed at start-up (transport::cma_slowdown). At p=2 a pulled full-lane allreduce costs each
 // rank two single copies of half the vector, a staged one three memcpys of it (one into the
 // segment for the reduce-scatter, whose receiver combines straight out of the slots; one in and
-// one out for the allgather): staging wins from a slowdown of 1.5 in that count, and measured,
-// from about 2 (see README, Architecture).
+// one out for the allgather): staging wins from a slowdown of 1.5 in that count. Measured, pulled
+// won at a ratio near 1.5 (Intel Xeon) and staged at 2.4-3.3 (AMD EPYC); 2 lies between them,
+// no machine between was measured (see README, Architecture).
 inline constexpr double kPullReductionSlowdownMax = 2.0;
 
 // The largest extent a schedule uses of the caller's send or receive buffer: its vector.
