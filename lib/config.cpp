@@ -50,11 +50,12 @@ const std::vector<ConfigVar>& config_table() {
        "Single-copy on-node transfers of large messages with process_vm_readv/writev: auto "
        "(messages above the chunk where a host is oversubscribed as for LANES_PROGRESS, or a "
        "node's chunks are below 64 KiB, and there an alltoall's above 16 KiB; and, with a core "
-       "per process, node messages above 16 KiB "
+       "per process, node messages above 16 KiB, or above 64 KiB where the kernel's copy takes "
+       "twice memcpy's time or more (timed at start-up), "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
        "or of a rank that also receives on its node, allreduce and reduce_scatter_block up to "
-       "vectors of 6 MiB where the kernel's copy takes less than twice memcpy's time (timed at "
-       "start-up); otherwise staged copies through the node segment, a reduce's always, "
+       "vectors of 6 MiB where the kernel's copy takes less than twice memcpy's time; otherwise "
+       "staged copies through the node segment, a reduce's always, "
        "its receivers combining the pieces as they arrive, and always when the probe fails), "
        "1 (require), 0 (never)."},
       {"LANES_CHECK", "0",

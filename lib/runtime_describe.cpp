@@ -44,8 +44,11 @@ std::string RuntimeImpl::on_node_copies() const {
   std::ostringstream o;
   o.precision(2);
   o << (world_->cma() ? "cma" : "staged") << " (single copy " << slowdown << "x memcpy's time";
+  // One threshold for both: the line names what it stages.
+  static_assert(kPullReductionSlowdownMax == transport::kSlowSingleCopyRatio);
   if (!world_->cma()) {
-    o << ": reductions " << (slowdown >= kPullReductionSlowdownMax ? "staged" : "single-copy");
+    o << (slowdown >= kPullReductionSlowdownMax ? ": reductions and messages up to 64 KiB staged"
+                                                : ": reductions single-copy");
   }
   o << ")";
   return o.str();

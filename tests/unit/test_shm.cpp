@@ -57,6 +57,14 @@ struct Pair {
     b->publish_self();
     a->unlink();
   }
+  // Probes single copy on both sides, then takes the kernel's copy as fast as memcpy: the
+  // protocols a test expects must not depend on this host's probed ratio.
+  void probe() {
+    for (NodeChannels* c : {a.get(), b.get()}) {
+      c->probe_cma();
+      c->set_cma_slowdown(1.0);
+    }
+  }
   ChannelGeometry geometry;
   std::unique_ptr<NodeChannels> a, b;
   std::uint64_t next_msg = 0;  // message numbers of a pair only ever grow
@@ -276,8 +284,7 @@ TEST(CmaSlowdown, TimesTheReadAgainstMemcpyAndFailsWithoutAPeer) {
 // the receiver follows whatever the sender chose, interleaved in the slots' ring.
 TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
   Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
-  pair.a->probe_cma();
-  pair.b->probe_cma();
+  pair.probe();
   ASSERT_TRUE(pair.a->cma_possible());
   EXPECT_FALSE(pair.a->cma());
   const std::size_t large = pair.geometry.chunk * 3 + 5;
@@ -309,8 +316,7 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
   // Where processes share cores (single copy preferred), hinted messages go single-copy above
   // the chunk only, and shared: a sender never waits for its receiver to be scheduled to pull.
   Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
-  shared_cores.a->probe_cma();
-  shared_cores.b->probe_cma();
+  shared_cores.probe();
   ASSERT_TRUE(shared_cores.a->cma());
   const std::size_t chunk = shared_cores.geometry.chunk;
   EXPECT_EQ(shared_cores.a->single_copy_min(), chunk + 1);
@@ -342,10 +348,43 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
 
 // A pulled message: the sender writes nothing into the receiver's buffer, and its send completes
 // only once the receiver has read all of it (its buffer must stay valid until then).
+TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiB) {
+  Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
+  pair.probe();
+  ASSERT_TRUE(pair.a->cma_possible());
+  std::vector<char> data(kSlowSingleCopyStagedMax * 2);
+  const auto mode = [&](std::size_t bytes, SingleCopy hint) {
+    return pair.a->send(1, 0, data.data(), bytes, hint).single_mode();
+  };
+  const std::size_t small = kSlowSingleCopyStagedMax;
+  // A fast kernel copy: hinted messages above the chunk go single copy.
+  ASSERT_LT(pair.a->single_copy_min(), small);
+  EXPECT_EQ(mode(small, SingleCopy::shared), SingleCopy::shared);
+  EXPECT_EQ(mode(small, SingleCopy::exchange), SingleCopy::pulled);
+  // A slow one: staged up to kSlowSingleCopyStagedMax, whatever the hint; single copy above.
+  pair.a->set_cma_slowdown(kSlowSingleCopyRatio);
+  for (const SingleCopy hint : {SingleCopy::shared, SingleCopy::pulled, SingleCopy::exchange}) {
+    EXPECT_EQ(mode(small, hint), SingleCopy::no);
+    EXPECT_NE(mode(small + 1, hint), SingleCopy::no);
+  }
+  EXPECT_EQ(mode(small + 1, SingleCopy::no), SingleCopy::no);
+  // Where processes share cores, the ratio changes nothing.
+  Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
+  shared_cores.probe();
+  shared_cores.a->set_cma_slowdown(3 * kSlowSingleCopyRatio);
+  const std::size_t above_chunk = shared_cores.geometry.chunk + 1;
+  std::vector<char> big(above_chunk);
+  EXPECT_EQ(shared_cores.a->send(1, 0, big.data(), above_chunk, SingleCopy::shared).single_mode(),
+            SingleCopy::shared);
+  // Messages of both sizes and hints still arrive whole, the receiver unaware of the choice.
+  for (std::size_t bytes : {small, small + 1}) {
+    exchange(pair, bytes, 5, [](int m) { return m % 2 ? SingleCopy::pulled : SingleCopy::shared; });
+  }
+}
+
 TEST(NodeChannels, PulledSendEndsWhenTheReceiverHasReadIt) {
   Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
-  pair.a->probe_cma();
-  pair.b->probe_cma();
+  pair.probe();
   ASSERT_TRUE(pair.a->cma_possible());
   const std::size_t bytes = 40000;
   const std::vector<unsigned char> out = pattern(bytes, 9);
@@ -430,8 +469,7 @@ TEST(NodeChannels, SizeMismatchFailsBothSides) {
 // canary written into the buffer afterwards survives the sender's attempt.
 TEST(NodeChannels, WithdrawnReceiveIsNeverWritten) {
   Pair pair(true);
-  pair.a->probe_cma();
-  pair.b->probe_cma();
+  pair.probe();
   ASSERT_TRUE(pair.a->cma_possible());
   const std::size_t bytes = 4 * pair.geometry.chunk + 5 * 4096;
   ASSERT_GT(pair.a->push_bytes(bytes), 0u);
@@ -456,8 +494,7 @@ TEST(NodeChannels, WithdrawnReceiveIsNeverWritten) {
 // and nothing is written after that.
 TEST(NodeChannels, WithdrawalWaitsForAClaimedWrite) {
   Pair pair(true);
-  pair.a->probe_cma();
-  pair.b->probe_cma();
+  pair.probe();
   const std::size_t bytes = 4 * pair.geometry.chunk + 5 * 4096;
   const std::size_t push = pair.a->push_bytes(bytes);
   ASSERT_GT(push, 0u);
@@ -501,8 +538,7 @@ struct Collected {
 TEST(NodeChannels, SinkConsumesEveryPieceInOrder) {
   for (const SingleCopy hint : {SingleCopy::no, SingleCopy::shared, SingleCopy::pulled}) {
     Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
-    pair.a->probe_cma();
-    pair.b->probe_cma();
+    pair.probe();
     for (const std::size_t bytes :
          {std::size_t{8}, kWholeMax, kWholeMax + 64, std::size_t{20000 + 8},
           pair.geometry.chunk * 3 + 24, std::size_t{(1 << 20) + 40}}) {

@@ -315,16 +315,25 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
 }
 
 std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
+  std::size_t least = 0;
   switch (hint) {
     case SingleCopy::no:
-      return prefer_single_ ? geometry_.chunk + 1 : 0;
+      least = prefer_single_ ? geometry_.chunk + 1 : 0;
+      break;
     case SingleCopy::shared:
     case SingleCopy::pulled:
-      return single_copy_min();
+      least = single_copy_min();
+      break;
     case SingleCopy::exchange:
-      return std::min(geometry_.chunk, kWholeMax) + 1;
+      least = std::min(geometry_.chunk, kWholeMax) + 1;
+      break;
   }
-  return 0;
+  // The sender's choice only: a receiver publishes its destination from single_copy_min() on,
+  // which stays below this, so a sender that goes single copy always finds it published.
+  if (least > 0 && !prefer_single_ && cma_slowdown_ >= kSlowSingleCopyRatio) {
+    least = std::max(least, kSlowSingleCopyStagedMax + 1);
+  }
+  return least;
 }
 
 std::size_t NodeChannels::piece_bytes(std::size_t bytes) const {

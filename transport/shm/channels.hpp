@@ -69,6 +69,18 @@ struct ChannelGeometry {
 // chunk; pieces of a chunk, two in the buffer, beyond). Sender and receiver compute it alike
 // from the size.
 inline constexpr std::size_t kWholeMax = 16 * 1024;
+
+// Where each process has a core and the kernel's copy of a peer's pages takes this many times
+// memcpy's time or more (the node's probed ratio, NodeChannels::cma_slowdown()), messages up to
+// kSlowSingleCopyStagedMax go staged whatever the hint: the pipelined staged copy's two memcpys,
+// one per core, beat one slow kernel copy there. Measured on an AMD EPYC whose ratio was 2.4-4.4,
+// p=2, LANES_CMA=0 against auto by turns (lanes-bench --algorithms auto): 40 KB blocks staged
+// 1.3-1.9x faster (medians) for bcast, scatter, gather, alltoall and allgather; 64 KB staged
+// 1.1-1.4x faster (averages) except alltoall (0.94x); 128 KB single copy 1.1-1.4x faster for
+// alltoall and allgather, staged 1.2-1.3x for bcast and scatter; from 400 KB single copy as fast
+// or faster.
+inline constexpr double kSlowSingleCopyRatio = 2.0;
+inline constexpr std::size_t kSlowSingleCopyStagedMax = 64 * 1024;
 struct Staging {
   std::size_t piece = 0;  // bytes per piece (the last one may be shorter); the size when whole
   std::size_t ring = 1;   // pieces the buffer holds at once
