@@ -25,14 +25,20 @@ transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos:
   using algos::OpKind;
   using transport::SingleCopy;
   std::set<int> send_peers, recv_peers;  // local peers this rank sends to, receives from
-  bool combines = false, copies = false;
+  bool combines = false, off_node = false;
+  std::size_t copied = 0, sent = 0;  // bytes this rank copies locally, sends on its node
   for (const algos::Op& op : schedule.ops) {
     if (op.kind == OpKind::combine) combines = true;
-    if (op.kind == OpKind::copy && op.src.bytes > 0) copies = true;
+    if (op.kind == OpKind::copy) copied += op.src.bytes;
     if (op.kind == OpKind::copy || op.kind == OpKind::combine) continue;
-    if (!layout.same_node(op.peer, rank)) continue;
+    if (!layout.same_node(op.peer, rank)) {
+      off_node = true;
+      continue;
+    }
     (op.kind == OpKind::send ? send_peers : recv_peers).insert(op.peer);
+    if (op.kind == OpKind::send) sent += op.src.bytes;
   }
+  const bool copies = copied > 0;
   // Where each process has a core: a reduce's messages go staged, and their receivers combine
   // them straight out of the slots; other reductions' go staged when their vectors stream from
   // memory or the kernel's single copy is slow here.
@@ -47,6 +53,13 @@ transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos:
   // A rank that receives on its node before it sends there relays to a receiver that is likely
   // busier (a gather's root): it shares the copy rather than leave all of it to that receiver.
   const bool sender_busy = send_peers.size() > 1 || (copies && recv_peers.empty());
+  // A sender whose only other work is a local copy as large as what it sends to its one local
+  // peer (scatter's root between two ranks) takes a share of its messages where the kernel's
+  // copy is slow, so that it and its receiver finish together.
+  if (!exchange && !combines && !off_node && send_peers.size() == 1 && recv_peers.empty() &&
+      copied == sent) {
+    return SingleCopy::balanced;
+  }
   if (exchange || (!combines && sender_busy)) return SingleCopy::pulled;
   return combines ? SingleCopy::no : SingleCopy::shared;
 }

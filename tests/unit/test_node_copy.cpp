@@ -44,6 +44,23 @@ TEST(NodeCopy, CollectivesThatCombineNothing) {
   EXPECT_EQ(hint(Collective::scatter, "linear", 3, 0, 1 << 20), SingleCopy::pulled);
   // Between two ranks, sender and receiver share the copy.
   EXPECT_EQ(hint(Collective::bcast, "binomial", 2, 0, 1 << 20), SingleCopy::shared);
+  // A root that also copies its own block, as large as its one message, balances the two.
+  for (const char* name : {"linear", "binomial"}) {
+    EXPECT_EQ(hint(Collective::scatter, name, 2, 0, 1 << 20), SingleCopy::balanced) << name;
+  }
+  // With a second node, the root has off-node sends to make as well.
+  const lanes::algos::Algorithm* linear =
+      lanes::algos::find_algorithm(Collective::scatter, "linear");
+  ASSERT_NE(linear, nullptr);
+  lanes::algos::CollArgs args;
+  args.coll = Collective::scatter;
+  args.rank = 0;
+  args.bytes = 1 << 20;
+  args.elem = 4;
+  const Layout two_nodes = Layout::blocks(4, 2, 1);
+  lanes::algos::Schedule s = linear->build(two_nodes, args);
+  s.finalize();
+  EXPECT_EQ(node_copy_of(s, two_nodes, 0, false, false, 3.0), SingleCopy::pulled);
 }
 
 TEST(NodeCopy, ReductionsPullUpToTheirLimitAndStageBeyond) {

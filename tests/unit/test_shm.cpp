@@ -382,6 +382,45 @@ TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiB) {
   }
 }
 
+// A balanced sender (one local copy of its own besides the message) writes the share (1 - 1/s)/2
+// where the kernel's copy takes s times memcpy's time, in whole pages, and lets the receiver pull
+// everything where s <= 1 or is unknown; the receiver takes the split from the slot.
+TEST(NodeChannels, BalancedSenderWritesTheShareThatEvensTheCopies) {
+  Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
+  pair.probe();
+  ASSERT_TRUE(pair.a->cma_possible());
+  const std::size_t bytes = std::size_t{3} << 20;
+  std::vector<char> data(bytes);
+  const auto mode = [&](SingleCopy hint) {
+    return pair.a->send(1, 0, data.data(), bytes, hint).single_mode();
+  };
+  for (const double unknown_or_fast : {0.0, 0.5, 1.0}) {
+    pair.a->set_cma_slowdown(unknown_or_fast);
+    EXPECT_EQ(pair.a->balanced_push_bytes(bytes), 0u) << unknown_or_fast;
+    EXPECT_EQ(mode(SingleCopy::balanced), SingleCopy::pulled) << unknown_or_fast;
+  }
+  pair.a->set_cma_slowdown(3.0);
+  EXPECT_EQ(pair.a->balanced_push_bytes(bytes), bytes / 3);  // 1 MiB: whole pages
+  EXPECT_EQ(pair.a->balanced_push_bytes(bytes + 100), bytes / 3);
+  EXPECT_EQ(mode(SingleCopy::balanced), SingleCopy::shared);
+  EXPECT_GT(pair.a->push_bytes(bytes), pair.a->balanced_push_bytes(bytes));  // shared: about half
+  // The shares differ per message, interleaved in the slots' ring, and messages arrive whole;
+  // one below a page is pulled whole.
+  for (std::size_t n : {bytes + 100, std::size_t{5000}, std::size_t{70000}}) {
+    exchange(pair, n, pair.geometry.slots + 3, [](int m) {
+      return m % 3 == 0   ? SingleCopy::balanced
+             : m % 3 == 1 ? SingleCopy::shared
+                          : SingleCopy::pulled;
+    });
+  }
+  // Where processes share cores, balanced is shared like every other hint, half each.
+  Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
+  shared_cores.probe();
+  shared_cores.a->set_cma_slowdown(3.0);
+  EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), bytes, SingleCopy::balanced).single_mode(),
+            SingleCopy::shared);
+}
+
 TEST(NodeChannels, PulledSendEndsWhenTheReceiverHasReadIt) {
   Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
   pair.probe();

@@ -17,8 +17,9 @@ namespace lanes::transport {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
-constexpr std::uint32_t kVersion = 6;
+constexpr std::uint32_t kVersion = 7;
 constexpr std::size_t kLine = 64;
+constexpr std::size_t kPushUnit = 4096;  // a shared single copy splits at a page boundary
 constexpr auto acq = std::memory_order_acquire;
 constexpr auto rel = std::memory_order_release;
 
@@ -49,8 +50,8 @@ struct alignas(kLine) SendLine {
   std::atomic<std::uint64_t> posted;  // descriptor valid (tag)
   std::uint64_t bytes;
   std::uint32_t single;  // the sender chose single copy (cma), as a SingleCopy: shared or pulled
-  std::uint32_t unused;
-  char data[kInlineMax];  // a message of up to kInlineMax bytes
+  std::uint32_t push_pages;  // shared: the sender writes the first push_pages * 4096 bytes
+  char data[kInlineMax];     // a message of up to kInlineMax bytes
 };
 static_assert(sizeof(SendLine) == kLine);
 
@@ -273,7 +274,13 @@ void NodeChannels::prefetch_send_slot(int peer, std::uint64_t msg) const {
 
 std::size_t NodeChannels::push_bytes(std::size_t bytes) const {
   const std::size_t share = bytes / 100 * static_cast<std::size_t>(geometry_.push_percent);
-  return share / 4096 * 4096;
+  return share / kPushUnit * kPushUnit;
+}
+
+std::size_t NodeChannels::balanced_push_bytes(std::size_t bytes) const {
+  if (cma_slowdown_ <= 1) return 0;
+  const double share = (1 - 1 / cma_slowdown_) / 2;
+  return static_cast<std::size_t>(static_cast<double>(bytes) * share) / kPushUnit * kPushUnit;
 }
 
 void NodeChannels::revoke(std::uint32_t code, std::uint32_t rank) {
@@ -306,10 +313,14 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   if (least == 0 || bytes < least) return t;
   if (hint == SingleCopy::exchange && (!prefer_single_ || bytes <= geometry_.chunk)) {
     t.single_ = SingleCopy::pulled;
+  } else if (hint == SingleCopy::balanced && !prefer_single_) {
+    t.push_ = balanced_push_bytes(bytes);
+    t.single_ = t.push_ > 0 ? SingleCopy::shared : SingleCopy::pulled;
   } else {
     // Where processes share cores, the sender pushes its half while the receiver may not even
     // be scheduled, rather than wait for the receiver to pull it all.
     t.single_ = prefer_single_ || hint == SingleCopy::no ? SingleCopy::shared : hint;
+    if (t.single_ == SingleCopy::shared) t.push_ = push_bytes(bytes);
   }
   return t;
 }
@@ -322,6 +333,7 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
       break;
     case SingleCopy::shared:
     case SingleCopy::pulled:
+    case SingleCopy::balanced:
       least = single_copy_min();
       break;
     case SingleCopy::exchange:
@@ -406,6 +418,7 @@ XferState ShmTransfer::advance_send(std::string& error) {
         s->s.bytes = bytes_;
         // Every message sets it: the slot held another one before.
         s->s.single = static_cast<std::uint32_t>(single_);
+        s->s.push_pages = static_cast<std::uint32_t>(push_ / kPushUnit);
         if (staging.whole() && single_ == SingleCopy::no) {
           if (bytes_ > 0) std::memcpy(whole_area(slot_, bytes_), data_, bytes_);
           s->s.posted.store(tag_, rel);
@@ -444,10 +457,9 @@ XferState ShmTransfer::advance_send(std::string& error) {
         if (!s->m.claim.compare_exchange_strong(unclaimed, tag_, std::memory_order_acq_rel)) {
           return fail(error, "the receiver gave the message up (its call failed)");
         }
-        const std::size_t push = ch_->push_bytes(bytes_);
         std::string why;
-        if (push > 0 && !cma_write(ch_->pid_of(peer_), data_,
-                                   reinterpret_cast<void*>(s->r.dst_addr), push, why)) {
+        if (push_ > 0 && !cma_write(ch_->pid_of(peer_), data_,
+                                    reinterpret_cast<void*>(s->r.dst_addr), push_, why)) {
           peer_gone_ = errno == ESRCH;
           s->m.error.store(tag_, rel);
           return fail(error, why);
@@ -528,7 +540,11 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         if (s->s.single != 0) {
           if (!ch_->cma_possible()) return fail(error, "internal: single copy where CMA fails");
           const bool pulled = s->s.single == static_cast<std::uint32_t>(SingleCopy::pulled);
-          const std::size_t push = pulled ? 0 : ch_->push_bytes(bytes_);
+          const std::size_t push = pulled ? 0 : std::size_t{s->s.push_pages} * kPushUnit;
+          if (push > bytes_) {
+            s->m.error.store(tag_, rel);
+            return fail(error, "internal: the sender's share exceeds its message");
+          }
           std::string why;
           if (!cma_read(ch_->pid_of(peer_), data_ + push,
                         reinterpret_cast<const char*>(s->m.src_addr) + push, bytes_ - push, why)) {

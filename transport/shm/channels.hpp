@@ -37,16 +37,23 @@ namespace lanes::transport {
 //    staged);
 //  - pulled: the receiver reads all of it and the sender copies nothing: for exchanges
 //    (alltoall, allgather, a reduction's exchange steps), whose every core copies its own
-//    receives anyway, and senders busy with other copies (scatter's root) (p=2, alltoall 64
-//    KiB: 7.3 us against 11.2 us staged and 11-13 us shared);
+//    receives anyway, and senders busy with other copies (scatter's root of several) (p=2, alltoall
+//    64 KiB: 7.3 us against 11.2 us staged and 11-13 us shared);
 //  - exchange: pulled, for a rank that sends all its node messages at once before it receives
 //    any (alltoall): where processes share cores, from above kWholeMax rather than above the
 //    chunk, since such a sender waits for its receives anyway and the copy it saves is core time
 //    the others need (4 processes on 2 cores, alltoall of 40-64 KB blocks 1.15-2.2x faster than
 //    staged in three runs of three rounds alternating the builds, lanes-bench --counts
 //    10000,16000; recursive-doubling allgather, whose later sends wait for receives, 0.73-0.86x,
-//    so it stays staged there).
-enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange };
+//    so it stays staged there);
+//  - balanced: pulled for a sender whose other work meanwhile is one local copy as large as this
+//    message (scatter's root between two ranks), except where the kernel's copy takes s > 1
+//    times memcpy's time (NodeChannels::cma_slowdown()): then the sender writes the share
+//    (1 - 1/s)/2 of it itself (NodeChannels::balanced_push_bytes()), which has both finish
+//    together, the sender after its memcpy and its share, the receiver after the rest (AMD EPYC,
+//    s = 3.4, p=2, scatter of 4 MB: pushing 25 %, 33 % and 50 % against pulling, in two
+//    alternating rounds, 292-321, 266-271 and 350-356 us against 355-397).
+enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange, balanced };
 
 struct CopyPolicy {
   bool single_possible = false;  // try single copy (the probe may still find it fails)
@@ -163,6 +170,7 @@ class ShmTransfer {
   std::size_t bytes_ = 0;
   std::size_t piece_index_ = 0;
   SingleCopy single_ = SingleCopy::no;  // sender: cma rather than staged, and who copies
+  std::size_t push_ = 0;                // shared sender: the part it writes itself
   PieceSink sink_;                      // receiver: consumes the message instead of data_
   Step step_ = Step::wait_slot;
   bool peer_gone_ = false;
@@ -232,9 +240,11 @@ class NodeChannels {
   // that the send finds it at hand: that line was last written by the receiver `slots` messages
   // ago, and reading it is otherwise a cache miss on every send.
   void prefetch_send_slot(int peer, std::uint64_t msg) const;
-  // The part of a single-copy message of `bytes` that the sender writes into the receiver's
-  // buffer (the receiver reads the rest itself).
+  // The part of a shared single-copy message of `bytes` that the sender writes into the
+  // receiver's buffer (the receiver reads the rest itself), and that part for a balanced one
+  // (SingleCopy::balanced; 0 where the kernel's copy is not slower than memcpy). Whole pages.
   std::size_t push_bytes(std::size_t bytes) const;
+  std::size_t balanced_push_bytes(std::size_t bytes) const;
 
  private:
   friend class ShmTransfer;
