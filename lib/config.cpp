@@ -49,7 +49,9 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_CMA", "auto",
        "Single-copy on-node transfers of large messages with process_vm_readv/writev: auto "
        "(messages above the chunk where a host is oversubscribed as for LANES_PROGRESS, or a "
-       "node's chunks are below 64 KiB, and there an alltoall's above 16 KiB; and, with a core "
+       "node's chunks are below 64 KiB, and there an alltoall's above 16 KiB, but a scatter's, "
+       "gather's, alltoall's and allgather's above 256 KiB where the kernel's copy takes twice "
+       "memcpy's time or more; and, with a core "
        "per process, node messages above 16 KiB, or above 64 KiB where the kernel's copy takes "
        "twice memcpy's time or more (timed at start-up), "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "

@@ -60,7 +60,12 @@ transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos:
       copied == sent) {
     return SingleCopy::balanced;
   }
-  if (exchange || (!combines && sender_busy)) return SingleCopy::pulled;
+  // Where processes share cores, a rank that only sends on its node (a gather's leaves) leaves
+  // the copy to its receivers too: its sends then go staged where the kernel's copy is slow
+  // (NodeChannels::single_copy_min), and it is done once its pieces are in the slots.
+  if (exchange || (!combines && (sender_busy || (cma && recv_peers.empty())))) {
+    return SingleCopy::pulled;
+  }
   return combines ? SingleCopy::no : SingleCopy::shared;
 }
 

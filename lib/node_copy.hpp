@@ -7,7 +7,9 @@
 //    alltoall, allgather, a reduction's exchanges and full-lane node phases), or, in a schedule
 //    that combines nothing, it sends to several local peers, or copies locally and receives
 //    nothing on its node (scatter's root, a bcast tree's root): each receiver reads its own
-//    message;
+//    message; and, where processes share cores, a rank that only sends on its node (a gather's
+//    leaves), whose messages the channels then stage up to kSharedCoresSlowStagedMax where the
+//    kernel's copy is slow;
 //  - balanced, for such a root whose one local peer is its only one and that has no off-node
 //    sends, whose local copy is as large as what it sends (scatter's root between two ranks):
 //    pulled where the kernel's copy is as fast as memcpy, else the root writes the share that

@@ -49,6 +49,9 @@ std::string RuntimeImpl::on_node_copies() const {
   if (!world_->cma()) {
     o << (slowdown >= kPullReductionSlowdownMax ? ": reductions and messages up to 64 KiB staged"
                                                 : ": reductions single-copy");
+  } else if (slowdown >= transport::kSlowSingleCopyRatio) {
+    static_assert(transport::kSharedCoresSlowStagedMax == 256 * 1024);
+    o << ": scatter, gather, alltoall and allgather messages up to 256 KiB staged";
   }
   o << ")";
   return o.str();

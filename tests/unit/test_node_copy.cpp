@@ -119,8 +119,18 @@ TEST(NodeCopy, AReducesMessagesGoStagedToBeCombinedAsTheyArrive) {
     EXPECT_EQ(hint(Collective::reduce, "full-lane", 2, 0, bytes), SingleCopy::no);
     EXPECT_EQ(hint(Collective::reduce, "full-lane", 2, 1, bytes), SingleCopy::no);
   }
-  // Where processes share cores, as any other schedule: a sender that feeds one peer shares.
-  EXPECT_EQ(hint(Collective::reduce, "linear", 2, 1, 1 << 20, true), SingleCopy::shared);
+  // Where processes share cores, as any other schedule: a rank that only sends on its node leaves
+  // the copy to its receiver.
+  EXPECT_EQ(hint(Collective::reduce, "linear", 2, 1, 1 << 20, true), SingleCopy::pulled);
+}
+
+TEST(NodeCopy, WhereProcessesShareCoresRanksThatOnlySendLeaveTheCopyToTheirReceivers) {
+  // A gather's leaves send and receive nothing on their node: pulled (the channels stage such
+  // messages up to a limit where the kernel's copy is slow).
+  EXPECT_EQ(hint(Collective::gather, "linear", 4, 1, 1 << 16, true), SingleCopy::pulled);
+  EXPECT_EQ(hint(Collective::gather, "linear", 4, 1, 1 << 16, false), SingleCopy::shared);
+  // A pipeline's relays receive before they send: they share.
+  EXPECT_EQ(hint(Collective::bcast, "pipeline", 4, 1, 1 << 20, true), SingleCopy::shared);
 }
 
 TEST(NodeCopy, TheVectorIsTheLargestExtentOfTheCallersBuffers) {

@@ -348,7 +348,7 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
 
 // A pulled message: the sender writes nothing into the receiver's buffer, and its send completes
 // only once the receiver has read all of it (its buffer must stay valid until then).
-TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiB) {
+TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiBOr256KiBOnSharedCores) {
   Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
   pair.probe();
   ASSERT_TRUE(pair.a->cma_possible());
@@ -368,14 +368,32 @@ TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiB) {
     EXPECT_NE(mode(small + 1, hint), SingleCopy::no);
   }
   EXPECT_EQ(mode(small + 1, SingleCopy::no), SingleCopy::no);
-  // Where processes share cores, the ratio changes nothing.
+  // Where processes share cores: single copy above the chunk while the kernel's copy is fast;
+  // where it is slow, staged up to kSharedCoresSlowStagedMax, whatever the hint.
   Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
   shared_cores.probe();
-  shared_cores.a->set_cma_slowdown(3 * kSlowSingleCopyRatio);
   const std::size_t above_chunk = shared_cores.geometry.chunk + 1;
-  std::vector<char> big(above_chunk);
-  EXPECT_EQ(shared_cores.a->send(1, 0, big.data(), above_chunk, SingleCopy::shared).single_mode(),
-            SingleCopy::shared);
+  std::vector<char> big(kSharedCoresSlowStagedMax + 1);
+  const auto shared_mode = [&](std::size_t bytes, SingleCopy hint) {
+    return shared_cores.a->send(1, 0, big.data(), bytes, hint).single_mode();
+  };
+  EXPECT_EQ(shared_mode(above_chunk, SingleCopy::shared), SingleCopy::shared);
+  // (An alltoall's messages go single-copy from above kWholeMax, within the chunk too.)
+  EXPECT_EQ(shared_mode(kWholeMax + 1, SingleCopy::exchange), SingleCopy::pulled);
+  EXPECT_EQ(shared_mode(kSharedCoresSlowStagedMax, SingleCopy::exchange), SingleCopy::pulled);
+  shared_cores.a->set_cma_slowdown(3 * kSlowSingleCopyRatio);
+  EXPECT_EQ(shared_mode(kWholeMax + 1, SingleCopy::exchange), SingleCopy::no);
+  for (const SingleCopy hint :
+       {SingleCopy::no, SingleCopy::shared, SingleCopy::pulled, SingleCopy::exchange}) {
+    EXPECT_EQ(shared_mode(kSharedCoresSlowStagedMax, hint), SingleCopy::no);
+    EXPECT_EQ(shared_mode(kSharedCoresSlowStagedMax + 1, hint), SingleCopy::shared);
+  }
+  for (std::size_t bytes : {kSharedCoresSlowStagedMax, kSharedCoresSlowStagedMax + 1}) {
+    const std::uint64_t first = shared_cores.next_msg;
+    shared_cores.next_msg += 4;
+    exchange_between(*shared_cores.a, *shared_cores.b, first, bytes, 4,
+                     [](int) { return SingleCopy::shared; });
+  }
   // Messages of both sizes and hints still arrive whole, the receiver unaware of the choice.
   for (std::size_t bytes : {small, small + 1}) {
     exchange(pair, bytes, 5, [](int m) { return m % 2 ? SingleCopy::pulled : SingleCopy::shared; });
@@ -416,7 +434,7 @@ TEST(NodeChannels, BalancedSenderWritesTheShareThatEvensTheCopies) {
   // Where processes share cores, balanced is shared like every other hint, half each.
   Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
   shared_cores.probe();
-  shared_cores.a->set_cma_slowdown(3.0);
+  shared_cores.a->set_cma_slowdown(1.5);
   EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), bytes, SingleCopy::balanced).single_mode(),
             SingleCopy::shared);
 }

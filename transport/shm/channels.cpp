@@ -342,8 +342,14 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
   }
   // The sender's choice only: a receiver publishes its destination from single_copy_min() on,
   // which stays below this, so a sender that goes single copy always finds it published.
-  if (least > 0 && !prefer_single_ && cma_slowdown_ >= kSlowSingleCopyRatio) {
-    least = std::max(least, kSlowSingleCopyStagedMax + 1);
+  if (least > 0 && cma_slowdown_ >= kSlowSingleCopyRatio) {
+    const bool receiver_copies =
+        hint == SingleCopy::pulled || hint == SingleCopy::exchange || hint == SingleCopy::balanced;
+    if (!prefer_single_) {
+      least = std::max(least, kSlowSingleCopyStagedMax + 1);
+    } else if (receiver_copies) {
+      least = std::max(least, kSharedCoresSlowStagedMax + 1);
+    }
   }
   return least;
 }

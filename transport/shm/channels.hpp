@@ -88,6 +88,18 @@ inline constexpr std::size_t kWholeMax = 16 * 1024;
 // or faster.
 inline constexpr double kSlowSingleCopyRatio = 2.0;
 inline constexpr std::size_t kSlowSingleCopyStagedMax = 64 * 1024;
+// Where processes share cores and the kernel's copy is that slow, messages whose receiver was to
+// copy them (hints pulled, exchange, balanced) go staged up to this size: a single copy there
+// also waits for its peer to be scheduled, while a staged sender leaves its pieces in the slot
+// and goes on. Messages hinted no or shared (a bcast's relays, reductions) stay single-copy: so
+// staged too, a pipelined bcast and an allreduce were 1.1-2x slower at 40-400 KB. Measured on the
+// AMD EPYC, 4 processes on the 2 cores, lanes-bench --algorithms auto --impl lanes, two rounds,
+// medians against single copy: 120 KB blocks scatter 14-20 us against 48-59, alltoall 72 against
+// 118-121, allgather 91-102 against 137-143, gather 31-33 against 38-40; 200 KB scatter 39 against
+// 62-68, alltoall 125-130 against 157-160, allgather 118-123 against 185-199, gather 53-63 against
+// 47-51; staging up to 512 KiB was slower for scatter and gather of 400 KB (106 and 116 us against
+// 90 and 83).
+inline constexpr std::size_t kSharedCoresSlowStagedMax = 256 * 1024;
 struct Staging {
   std::size_t piece = 0;  // bytes per piece (the last one may be shorter); the size when whole
   std::size_t ring = 1;   // pieces the buffer holds at once

@@ -53,7 +53,9 @@ double cma_slowdown(pid_t pid, const void* remote, const void* local, std::size_
   std::vector<char> sink(bytes);
   std::string error;
   double best_read = 1e30, best_copy = 1e30;
-  for (int round = 0; round < 4; ++round) {  // round 0 warms pages and caches up
+  // Round 0 warms pages and caches up; the best of the others, as where processes share cores
+  // a round may lose its core midway (best of 3 rounds gave 1.7-3.2 on 4 processes on 2 cores).
+  for (int round = 0; round < 9; ++round) {
     const auto t0 = clock::now();
     if (!cma_read(pid, sink.data(), remote, bytes, error)) return 0;
     const auto t1 = clock::now();
