@@ -57,7 +57,8 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
       ++counts[layout.local_rank_of[static_cast<std::size_t>(op.peer)]];
     }
   }
-  p->node_copy = node_copy_of(schedule, layout, comm.rank(), comm.cma(), reduce);
+  p->node_copy =
+      node_copy_of(schedule, layout, comm.rank(), comm.cma(), reduce, comm.cma_slowdown());
   p->fusions = fusable_receives(schedule, layout, comm.rank(), p->dependents);
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());

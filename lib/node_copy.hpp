@@ -80,7 +80,6 @@ std::size_t user_bytes(const algos::Schedule& schedule);
 // (its processes share cores); `reduce`: the schedule is a reduce's; `cma_slowdown`: as probed
 // (0: not known, taken as fast enough).
 transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos::Layout& layout,
-                                   int rank, bool cma, bool reduce = false,
-                                   double cma_slowdown = 0);
+                                   int rank, bool cma, bool reduce, double cma_slowdown);
 
 }  // namespace lanes::detail
