@@ -40,8 +40,10 @@ SingleCopy hint(Collective coll, const char* name, int p, int rank, std::size_t 
 TEST(NodeCopy, CollectivesThatCombineNothing) {
   // An alltoall sends everything before it receives anything.
   EXPECT_EQ(hint(Collective::alltoall, "pairwise", 2, 0, 1 << 20), SingleCopy::exchange);
-  // A root that feeds several local peers leaves each receiver its own copy.
-  EXPECT_EQ(hint(Collective::scatter, "linear", 3, 0, 1 << 20), SingleCopy::pulled);
+  // A root that feeds several local peers leaves each receiver its own copy, where processes
+  // share cores too.
+  EXPECT_EQ(hint(Collective::scatter, "linear", 3, 0, 1 << 20), SingleCopy::fanout);
+  EXPECT_EQ(hint(Collective::scatter, "linear", 4, 0, 1 << 20, true), SingleCopy::fanout);
   // Between two ranks, sender and receiver share the copy.
   EXPECT_EQ(hint(Collective::bcast, "binomial", 2, 0, 1 << 20), SingleCopy::shared);
   // A root that also copies its own block, as large as its one message, balances the two.

@@ -388,11 +388,16 @@ TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiBOr256KiBOnSharedCores) {
     EXPECT_EQ(shared_mode(kSharedCoresSlowStagedMax, hint), SingleCopy::no);
     EXPECT_EQ(shared_mode(kSharedCoresSlowStagedMax + 1, hint), SingleCopy::shared);
   }
+  // A sender that feeds several peers leaves them all of it, whether processes share cores or not.
+  EXPECT_EQ(shared_mode(kSharedCoresSlowStagedMax + 1, SingleCopy::fanout), SingleCopy::pulled);
+  EXPECT_EQ(shared_mode(kSharedCoresSlowStagedMax, SingleCopy::fanout), SingleCopy::no);
+  EXPECT_EQ(mode(small + 1, SingleCopy::fanout), SingleCopy::pulled);
+  EXPECT_EQ(mode(small, SingleCopy::fanout), SingleCopy::no);
   for (std::size_t bytes : {kSharedCoresSlowStagedMax, kSharedCoresSlowStagedMax + 1}) {
     const std::uint64_t first = shared_cores.next_msg;
     shared_cores.next_msg += 4;
     exchange_between(*shared_cores.a, *shared_cores.b, first, bytes, 4,
-                     [](int) { return SingleCopy::shared; });
+                     [](int m) { return m % 2 ? SingleCopy::fanout : SingleCopy::shared; });
   }
   // Messages of both sizes and hints still arrive whole, the receiver unaware of the choice.
   for (std::size_t bytes : {small, small + 1}) {

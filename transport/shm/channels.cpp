@@ -311,7 +311,8 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   if (!cma_possible()) return t;
   const std::size_t least = single_copy_min(hint);
   if (least == 0 || bytes < least) return t;
-  if (hint == SingleCopy::exchange && (!prefer_single_ || bytes <= geometry_.chunk)) {
+  if (hint == SingleCopy::fanout ||
+      (hint == SingleCopy::exchange && (!prefer_single_ || bytes <= geometry_.chunk))) {
     t.single_ = SingleCopy::pulled;
   } else if (hint == SingleCopy::balanced && !prefer_single_) {
     t.push_ = balanced_push_bytes(bytes);
@@ -334,6 +335,7 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
     case SingleCopy::shared:
     case SingleCopy::pulled:
     case SingleCopy::balanced:
+    case SingleCopy::fanout:
       least = single_copy_min();
       break;
     case SingleCopy::exchange:
@@ -343,8 +345,8 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
   // The sender's choice only: a receiver publishes its destination from single_copy_min() on,
   // which stays below this, so a sender that goes single copy always finds it published.
   if (least > 0 && cma_slowdown_ >= kSlowSingleCopyRatio) {
-    const bool receiver_copies =
-        hint == SingleCopy::pulled || hint == SingleCopy::exchange || hint == SingleCopy::balanced;
+    const bool receiver_copies = hint == SingleCopy::pulled || hint == SingleCopy::exchange ||
+                                 hint == SingleCopy::balanced || hint == SingleCopy::fanout;
     if (!prefer_single_) {
       least = std::max(least, kSlowSingleCopyStagedMax + 1);
     } else if (receiver_copies) {

@@ -53,7 +53,12 @@ namespace lanes::transport {
 //    together, the sender after its memcpy and its share, the receiver after the rest (AMD EPYC,
 //    s = 3.4, p=2, scatter of 4 MB: pushing 25 %, 33 % and 50 % against pulling, in two
 //    alternating rounds, 292-321, 266-271 and 350-356 us against 355-397).
-enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange, balanced };
+//  - fanout: pulled, also where processes share cores, for a sender that feeds several local peers
+//    and receives nothing on its node (scatter's root, a bcast tree's root): each receiver reads
+//    its own message while the sender goes on to the next (4 processes on 2 cores, scatter
+//    medians in two rounds: 400 KB blocks 67-72 us against 123-131 with the sender writing half
+//    of each, 1.2 MB 169-241 against 224-275).
+enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange, balanced, fanout };
 
 struct CopyPolicy {
   bool single_possible = false;  // try single copy (the probe may still find it fails)
@@ -89,11 +94,11 @@ inline constexpr std::size_t kWholeMax = 16 * 1024;
 inline constexpr double kSlowSingleCopyRatio = 2.0;
 inline constexpr std::size_t kSlowSingleCopyStagedMax = 64 * 1024;
 // Where processes share cores and the kernel's copy is that slow, messages whose receiver was to
-// copy them (hints pulled, exchange, balanced) go staged up to this size: a single copy there
-// also waits for its peer to be scheduled, while a staged sender leaves its pieces in the slot
-// and goes on. Messages hinted no or shared (a bcast's relays, reductions) stay single-copy: so
-// staged too, a pipelined bcast and an allreduce were 1.1-2x slower at 40-400 KB. Measured on the
-// AMD EPYC, 4 processes on the 2 cores, lanes-bench --algorithms auto --impl lanes, two rounds,
+// copy them (hints pulled, exchange, balanced, fanout) go staged up to this size: a single copy
+// there also waits for its peer to be scheduled, while a staged sender leaves its pieces in the
+// slot and goes on. Messages hinted no or shared (a bcast's relays, reductions) stay single-copy:
+// so staged too, a pipelined bcast and an allreduce were 1.1-2x slower at 40-400 KB. Measured on
+// the AMD EPYC, 4 processes on the 2 cores, lanes-bench --algorithms auto --impl lanes, two rounds,
 // medians against single copy: 120 KB blocks scatter 14-20 us against 48-59, alltoall 72 against
 // 118-121, allgather 91-102 against 137-143, gather 31-33 against 38-40; 200 KB scatter 39 against
 // 62-68, alltoall 125-130 against 157-160, allgather 118-123 against 185-199, gather 53-63 against
