@@ -60,10 +60,12 @@ transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos:
       copied == sent) {
     return SingleCopy::balanced;
   }
+  // A sender that feeds several local peers and receives nothing on its node (scatter's root)
+  // leaves each receiver its whole message, where processes share cores too.
+  if (!combines && recv_peers.empty() && send_peers.size() > 1) return SingleCopy::fanout;
   // Where processes share cores, a rank that only sends on its node (a gather's leaves) leaves
   // the copy to its receivers too: its sends then go staged where the kernel's copy is slow
   // (NodeChannels::single_copy_min), and it is done once its pieces are in the slots.
-  if (!combines && recv_peers.empty() && send_peers.size() > 1) return SingleCopy::fanout;
   if (exchange || (!combines && (sender_busy || (cma && recv_peers.empty())))) {
     return SingleCopy::pulled;
   }

@@ -52,7 +52,7 @@ namespace lanes::transport {
 //    (1 - 1/s)/2 of it itself (NodeChannels::balanced_push_bytes()), which has both finish
 //    together, the sender after its memcpy and its share, the receiver after the rest (AMD EPYC,
 //    s = 3.4, p=2, scatter of 4 MB: pushing 25 %, 33 % and 50 % against pulling, in two
-//    alternating rounds, 292-321, 266-271 and 350-356 us against 355-397).
+//    alternating rounds, 292-321, 266-271 and 350-356 us against 355-397);
 //  - fanout: pulled, also where processes share cores, for a sender that feeds several local peers
 //    and receives nothing on its node (scatter's root, a bcast tree's root): each receiver reads
 //    its own message while the sender goes on to the next (4 processes on 2 cores, scatter
