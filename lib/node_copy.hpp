@@ -15,7 +15,7 @@
 //    pulled where the kernel's copy is as fast as memcpy, else the root writes the share that
 //    has both finish together (AMD EPYC, s = 3.4, lanes-bench --collective scatter --impl lanes,
 //    three alternating rounds, medians: 400 KB 19.6-20.7 us against 28.2-34.2 pulled, 4 MB
-//    220-232 against 348-384, 8 MB 464-536 against 1036-1079; 80 KB alike);
+//    220-232 against 348-384, 8 MB 464-536 against 1000-1079; 80 KB alike);
 //  - shared, in the other schedules that combine nothing (bcast and gather between two ranks, a
 //    gather tree's relays): sender and receiver each copy half;
 //  - exchange, the pulled case whose every node send waits for no receive (alltoall): where

@@ -52,7 +52,7 @@ namespace lanes::transport {
 //    (1 - 1/s)/2 of it itself (NodeChannels::balanced_push_bytes()), which has both finish
 //    together, the sender after its memcpy and its share, the receiver after the rest (AMD EPYC,
 //    s = 3.4, p=2, scatter of 4 MB: pushing 25 %, 33 % and 50 % against pulling, in two
-//    alternating rounds, 292-321, 266-271 and 350-356 us against 355-397);
+//    alternating rounds, averages 292-321, 266-271 and 350-356 us against 355-397);
 //  - fanout: pulled, also where processes share cores, for a sender that feeds several local peers
 //    and receives nothing on its node (scatter's root, a bcast tree's root): each receiver reads
 //    its own message while the sender goes on to the next (4 processes on 2 cores, scatter
@@ -97,13 +97,13 @@ inline constexpr std::size_t kSlowSingleCopyStagedMax = 64 * 1024;
 // copy them (hints pulled, exchange, balanced, fanout) go staged up to this size: a single copy
 // there also waits for its peer to be scheduled, while a staged sender leaves its pieces in the
 // slot and goes on. Messages hinted no or shared (a bcast's relays, reductions) stay single-copy:
-// so staged too, a pipelined bcast and an allreduce were 1.1-2x slower at 40-400 KB. Measured on
-// the AMD EPYC, 4 processes on the 2 cores, lanes-bench --algorithms auto --impl lanes, two rounds,
-// medians against single copy: 120 KB blocks scatter 14-20 us against 48-59, alltoall 72 against
-// 118-121, allgather 91-102 against 137-143, gather 31-33 against 38-40; 200 KB scatter 39 against
-// 62-68, alltoall 125-130 against 157-160, allgather 118-123 against 185-199, gather 53-63 against
-// 47-51; staging up to 512 KiB was slower for scatter and gather of 400 KB (106 and 116 us against
-// 90 and 83).
+// so staged too, a pipelined bcast and an allreduce were slower in most cells at 40-400 KB (bcast
+// up to 2.4x, allreduce up to 1.6x). Measured on the AMD EPYC, 4 processes on the 2 cores,
+// lanes-bench --algorithms auto --impl lanes, two rounds, medians against single copy: 120 KB
+// blocks scatter 14-20 us against 48-59, alltoall 72 against 118-121, allgather 91-102 against
+// 137-143, gather 31-33 against 38-40; 200 KB scatter 39 against 62-68, alltoall 125-130 against
+// 157-160, allgather 118-123 against 185-199, gather 53-63 against 47-51; staging up to 512 KiB was
+// slower for scatter and gather of 400 KB (106 and 116 us against 90 and 83).
 inline constexpr std::size_t kSharedCoresSlowStagedMax = 256 * 1024;
 struct Staging {
   std::size_t piece = 0;  // bytes per piece (the last one may be shorter); the size when whole
