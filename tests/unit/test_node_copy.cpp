@@ -14,8 +14,8 @@ using lanes::transport::SingleCopy;
 
 namespace {
 
-// `rank`'s finalized schedule of `name` on one node of p ranks, for `bytes` (4-byte elements).
-lanes::algos::Schedule build(Collective coll, const char* name, int p, int rank,
+// `rank`'s finalized schedule of `name` on `layout`, for `bytes` (4-byte elements).
+lanes::algos::Schedule build(Collective coll, const char* name, const Layout& layout, int rank,
                              std::size_t bytes) {
   const lanes::algos::Algorithm* algo = lanes::algos::find_algorithm(coll, name);
   EXPECT_NE(algo, nullptr) << name;
@@ -24,15 +24,21 @@ lanes::algos::Schedule build(Collective coll, const char* name, int p, int rank,
   args.rank = rank;
   args.bytes = bytes;
   args.elem = 4;
-  lanes::algos::Schedule s = algo->build(Layout::blocks(p, p, 1), args);
+  lanes::algos::Schedule s = algo->build(layout, args);
   s.finalize();
   return s;
 }
 
+SingleCopy hint_on(const Layout& layout, Collective coll, const char* name, int rank,
+                   std::size_t bytes, bool cma = false, double cma_slowdown = 0) {
+  return node_copy_of(build(coll, name, layout, rank, bytes), layout, rank, cma,
+                      coll == Collective::reduce, cma_slowdown);
+}
+
+// The hint on one node of p ranks.
 SingleCopy hint(Collective coll, const char* name, int p, int rank, std::size_t bytes,
                 bool cma = false, double cma_slowdown = 0) {
-  return node_copy_of(build(coll, name, p, rank, bytes), Layout::blocks(p, p, 1), rank, cma,
-                      coll == Collective::reduce, cma_slowdown);
+  return hint_on(Layout::blocks(p, p, 1), coll, name, rank, bytes, cma, cma_slowdown);
 }
 
 }  // namespace
@@ -51,18 +57,8 @@ TEST(NodeCopy, CollectivesThatCombineNothing) {
     EXPECT_EQ(hint(Collective::scatter, name, 2, 0, 1 << 20), SingleCopy::balanced) << name;
   }
   // With a second node, the root has off-node sends to make as well.
-  const lanes::algos::Algorithm* linear =
-      lanes::algos::find_algorithm(Collective::scatter, "linear");
-  ASSERT_NE(linear, nullptr);
-  lanes::algos::CollArgs args;
-  args.coll = Collective::scatter;
-  args.rank = 0;
-  args.bytes = 1 << 20;
-  args.elem = 4;
-  const Layout two_nodes = Layout::blocks(4, 2, 1);
-  lanes::algos::Schedule s = linear->build(two_nodes, args);
-  s.finalize();
-  EXPECT_EQ(node_copy_of(s, two_nodes, 0, false, false, 3.0), SingleCopy::pulled);
+  EXPECT_EQ(hint_on(Layout::blocks(4, 2, 1), Collective::scatter, "linear", 0, 1 << 20, false, 3.0),
+            SingleCopy::pulled);
 }
 
 TEST(NodeCopy, ReductionsPullUpToTheirLimitAndStageBeyond) {
@@ -136,6 +132,6 @@ TEST(NodeCopy, WhereProcessesShareCoresRanksThatOnlySendLeaveTheCopyToTheirRecei
 }
 
 TEST(NodeCopy, TheVectorIsTheLargestExtentOfTheCallersBuffers) {
-  const auto s = build(Collective::allreduce, "full-lane", 2, 0, 3 << 20);
+  const auto s = build(Collective::allreduce, "full-lane", Layout::blocks(2, 2, 1), 0, 3 << 20);
   EXPECT_EQ(lanes::detail::user_bytes(s), std::size_t{3} << 20);
 }

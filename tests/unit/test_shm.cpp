@@ -346,8 +346,6 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
   exchange(staged, large, 3, [](int) { return SingleCopy::pulled; });
 }
 
-// A pulled message: the sender writes nothing into the receiver's buffer, and its send completes
-// only once the receiver has read all of it (its buffer must stay valid until then).
 TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiBOr256KiBOnSharedCores) {
   Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
   pair.probe();
@@ -444,6 +442,8 @@ TEST(NodeChannels, BalancedSenderWritesTheShareThatEvensTheCopies) {
             SingleCopy::shared);
 }
 
+// A pulled message: the sender writes nothing into the receiver's buffer, and its send completes
+// only once the receiver has read all of it (its buffer must stay valid until then).
 TEST(NodeChannels, PulledSendEndsWhenTheReceiverHasReadIt) {
   Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
   pair.probe();
