@@ -125,11 +125,12 @@ class Exchange {
   std::vector<std::byte> slots_[2];
 };
 
-// Waits for `t`: polls, and gives the core away once it has waited kSpinBeforeYield. lanes'
-// yield mode gives it away after 64 idle passes of its progress loop, which take microseconds;
-// 64 polls of one slot take far less than a message's way between two cores, and yielding after
-// them put a system call into every raw message (AMD EPYC guest: raw round trips of 1786 ns
-// against lanes' 941, a negative overhead).
+// Waits for `t`: polls, and gives the core away once it has waited kSpinBeforeYield (about 25
+// raw round trips here). lanes' yield mode gives it away after 64 idle passes of its whole
+// progress loop (rails and node channels), not of one slot; 64 polls of one slot took less than
+// a message's way between the two cores, and yielding after them put a system call into every
+// raw message (AMD EPYC guest: raw round trips of 1786 ns against lanes' 941, a negative
+// overhead).
 constexpr auto kSpinBeforeYield = std::chrono::microseconds(20);
 void wait_for(lanes::transport::ShmTransfer t) {
   using clock = std::chrono::steady_clock;
