@@ -7,11 +7,12 @@
 // two-rank broadcast through the shared-memory channels). Off-node: messages between the first
 // ranks of nodes 0 and 1, on each rail alone ({.lanes = 1, .first_rail = r}), which gives every
 // rail's rate (rail_rates; beta_rail is the fastest's). alpha from 8-byte messages, beta from the
-// slope up to B bytes (default 16 MiB); medians of repeated runs. The start-ups are measured with
-// every process busy as in a collective (every node's first two ranks at once; every rank paired
-// with the same node rank of the neighbouring node at once), so that processes outnumbering the
-// cores show in alpha; the slopes with the one pair alone. gamma: rank 0 combining float64 sums
-// of 4 MiB vectors with the runtime's kernel.
+// slope up to B bytes (default 16 MiB); each time one way, half a round trip that one process
+// times, the median of repeated runs. The start-ups are measured with every process busy as in a
+// collective (every node's first two ranks at once; every rank paired with the same node rank of
+// the neighbouring node at once), so that processes outnumbering the cores show in alpha; the
+// slopes with the one pair alone. gamma: rank 0 combining float64 sums of 4 MiB vectors with the
+// runtime's kernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,26 +41,26 @@ double measure_gamma() {
   return times[4] / static_cast<double>(kBytes);
 }
 
-// Median time of `reps` two-rank broadcasts of `bytes` on `comm` (both ranks time it; the
-// receiver's view counts, after a barrier made of a tiny broadcast each way).
-double median_bcast(lanes::Communicator& comm, std::size_t bytes, int reps,
-                    const lanes::CallOptions& options) {
-  std::vector<char> data(bytes, 1), tick(1);
+// Median one-way time of `bytes` between the two ranks of `comm`: half the round trip of a
+// broadcast from rank 0 that rank 1 answers with one of its own, timed by rank 0 alone, so that
+// no clocks of two processes are compared and no synchronization's latency is counted. Both
+// ranks return rank 0's median.
+double median_one_way(lanes::Communicator& comm, std::size_t bytes, int reps,
+                      const lanes::CallOptions& options) {
+  std::vector<char> data(bytes, 1);
   std::vector<double> times;
   for (int r = -2; r < reps; ++r) {
-    comm.bcast(tick, 0);
-    comm.bcast(tick, 1);
     const auto t0 = std::chrono::steady_clock::now();
     comm.bcast(data, 0, options);
+    comm.bcast(data, 1, options);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r >= 0) times.push_back(s);
+    if (r >= 0) times.push_back(s / 2);
   }
-  std::vector<double> all(2 * times.size());
-  comm.allgather(times, all);
-  // The receiver (rank 1) finishes last: its times are the message times.
-  std::vector<double> receiver(all.begin() + static_cast<std::ptrdiff_t>(times.size()), all.end());
-  std::nth_element(receiver.begin(), receiver.begin() + receiver.size() / 2, receiver.end());
-  return receiver[receiver.size() / 2];
+  const auto mid = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
+  std::nth_element(times.begin(), mid, times.end());
+  std::vector<double> median{*mid};
+  comm.bcast(median, 0);
+  return median[0];
 }
 
 struct Link {
@@ -70,12 +71,12 @@ struct Link {
 // beta from the slope between `alpha` (8 bytes) and `big` bytes, on the pair alone.
 double slope(lanes::Communicator& pair, double alpha, std::size_t big,
              const lanes::CallOptions& options) {
-  const double large = median_bcast(pair, big, 7, options);
+  const double large = median_one_way(pair, big, 7, options);
   return std::max(0.0, (large - alpha) / static_cast<double>(big - 8));
 }
 
 double startup(lanes::Communicator& pair, const lanes::CallOptions& options = {}) {
-  return median_bcast(pair, 8, 50, options);
+  return median_one_way(pair, 8, 50, options);
 }
 
 // Writes the parameters to `output`, or to stdout where it is empty.
