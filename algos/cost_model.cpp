@@ -109,16 +109,14 @@ MachineParams MachineParams::parse(const std::string& text, const std::string& s
                       : key == "node_bytes_per_s" ? &m.node_bytes_per_s
                       : key == "gamma"            ? &m.gamma
                       : key == "handoff"          ? &m.handoff
-                      : key == "exchange_factor"  ? &m.exchange_factor
                                                   : nullptr;
       if (field == nullptr) {
         throw bad(
             "unknown key (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s "
-            "rail_rates stripe_min_bytes sends_overlap exchange_factor gamma handoff)");
+            "rail_rates stripe_min_bytes sends_overlap gamma handoff)");
       }
       const double x = number(v);
       if (x < 0) throw bad("'" + v + "' is negative");
-      if (field == &m.exchange_factor && x < 1) throw bad("'" + v + "' is below 1");
       *field = x;
     }
   }
@@ -143,7 +141,6 @@ std::string MachineParams::to_text() const {
     o << "stripe_min_bytes " << stripe_min_bytes << "  # smallest striped message\n";
   }
   o << "sends_overlap " << (sends_overlap ? 1 : 0) << "  # a send completes once buffered (TCP)\n";
-  o << "exchange_factor " << exchange_factor << "  # a swap's rail time over one way\n";
   o << "gamma " << gamma << "            # s per byte combined by a reduction\n";
   o << "handoff " << handoff << "          # s until a waiting process gets a shared core\n";
   return o.str();
@@ -204,14 +201,6 @@ double node_combine_time(double bytes, const MachineParams& m) {
 double hop_time(double bytes, bool off_node, const CostInput& in, const MachineParams& m) {
   // Every rank of a node sends off the node at once: n flows share the node's lanes.
   return off_node ? rail_time(bytes, static_cast<double>(in.ppn), in, m) : shm_time(bytes, m);
-}
-
-double swapped(double one_way, const MachineParams& m) {
-  return m.alpha_rail + (one_way - m.alpha_rail) * m.exchange_factor;
-}
-
-double exchange_time(double bytes, bool off_node, const CostInput& in, const MachineParams& m) {
-  return off_node ? swapped(hop_time(bytes, true, in, m), m) : shm_time(bytes, m);
 }
 
 double binomial_tree_time(double bytes, const CostInput& in, const MachineParams& m,

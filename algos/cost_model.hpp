@@ -11,10 +11,6 @@
 // alone off its node over all of them, and a message below the striping threshold goes on one
 // lane. A transfer over r of k equal rails thus costs alpha + beta * m / r.
 //
-// Two ranks that send to each other at once (the steps of recursive halving and doubling, a ring
-// of two) may move their bytes slower than one way: exchange_factor, which lanes-calibrate
-// measures, scales those steps' rail time beyond alpha.
-//
 // Over TCP rails a send completes once its bytes are in the socket's buffer, so the sends a rank
 // starts one after another in a tree leave together and share its lanes: the first child of a
 // binomial tree gets its message only when the root has pushed all of them (sends_overlap). The
@@ -42,10 +38,7 @@ struct MachineParams {
   std::vector<double> rail_rates;  // bytes/s of each rail; empty: all at 1 / beta_rail
   double stripe_min_bytes = 0;     // smallest message striped over several rails; 0: auto
   bool sends_overlap = true;       // a send completes once buffered (TCP), see above
-  // A pairwise exchange's bytes over the rails take this many times their one-way time (1 on
-  // full-duplex links; more where the host's cores carry both directions' packets)
-  double exchange_factor = 1.0;
-  double gamma = 1.0 / 4.0e9;  // s per byte combined by a reduction (one process)
+  double gamma = 1.0 / 4.0e9;      // s per byte combined by a reduction (one process)
   // s until a process that waits for a message gets a core, where a node's processes outnumber
   // its cores (shared_cores.hpp)
   double handoff = 2.0e-6;
@@ -98,11 +91,6 @@ double rail_time(double bytes, double flows, const CostInput& in, const MachineP
 // every lane the flow may use, as one message above the threshold does, striped.
 double stream_time(double bytes, double flows, const CostInput& in, const MachineParams& m,
                    Spread spread = Spread::driven);
-// A rail transfer that takes `one_way` seconds (rail_time) when the two ranks swap their bytes at
-// once (recursive halving and doubling): the bytes at exchange_factor times their one-way time.
-double swapped(double one_way, const MachineParams& m);
-// hop_time() for a step in which two ranks swap `bytes`.
-double exchange_time(double bytes, bool off_node, const CostInput& in, const MachineParams& m);
 // Time of one on-node message of `bytes`.
 double shm_time(double bytes, const MachineParams& m);
 // Time to combine `bytes` of a reduction into a partial result.

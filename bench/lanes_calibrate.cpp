@@ -11,8 +11,7 @@
 // times, the median of repeated runs. The start-ups are measured with every process busy as in a
 // collective (every node's first two ranks at once; every rank paired with the same node rank of
 // the neighbouring node at once), so that processes outnumbering the cores show in alpha; the
-// slopes with the one pair alone. exchange_factor: B bytes swapped by those pairs at once, on
-// every lane, against B one way. gamma: rank 0 combining float64 sums of 4 MiB vectors with the
+// slopes with the one pair alone. gamma: rank 0 combining float64 sums of 4 MiB vectors with the
 // runtime's kernel.
 #include <algorithm>
 #include <chrono>
@@ -62,30 +61,6 @@ double median_one_way(lanes::Communicator& comm, std::size_t bytes, int reps,
   std::vector<double> median{*mid};
   comm.bcast(median, 0);
   return median[0];
-}
-
-// How much longer two ranks take to swap `bytes` at once (a pairwise exchange step) than to move
-// them one way, both times halves of two calls that rank 0 of `pair` times (see median_one_way),
-// at least 1. Full-duplex links give 1; a host whose cores carry the packets of both directions
-// (an emulated cluster) gives more.
-double exchange_factor(lanes::Communicator& pair, std::size_t bytes) {
-  const lanes::CallOptions one_way{.algorithm = "binomial"};
-  const lanes::CallOptions swap{.algorithm = "pairwise"};
-  const double alone = median_one_way(pair, bytes, 7, one_way);
-  std::vector<char> send(2 * bytes, 1), recv(2 * bytes);
-  std::vector<double> times;
-  for (int r = -2; r < 7; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    pair.alltoall(send, recv, swap);
-    pair.alltoall(send, recv, swap);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r >= 0) times.push_back(s / 2);
-  }
-  const auto mid = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
-  std::nth_element(times.begin(), mid, times.end());
-  std::vector<double> factor{std::max(1.0, *mid / alone)};
-  pair.bcast(factor, 0);
-  return factor[0];
 }
 
 struct Link {
@@ -180,7 +155,6 @@ int main(int argc, char** argv) {
     }
     // Each rail alone; the first rail's start-up is alpha_rail.
     std::vector<Link> rails(static_cast<std::size_t>(rt.num_rails()));
-    double exchange = 1;
     {
       // Node 2i's rank j with node 2i+1's rank j, all such pairs at once (one node left over
       // when there are an odd number of nodes).
@@ -190,14 +164,16 @@ int main(int argc, char** argv) {
       lanes::Communicator pairs = world.split(busy ? color : -1, world.node());
       const bool rail_member = me == 0 || me == node1;
       lanes::Communicator alone = world.split(rail_member ? 0 : -1, me);
+      // Every phase ends in a barrier, so that the pairs that are done with one phase do not
+      // send beside the next (the pair alone timing a slope, or another rail's start-ups).
       for (int r = 0; r < rt.num_rails(); ++r) {
         const lanes::CallOptions one{.algorithm = "binomial", .lanes = 1, .first_rail = r};
         Link& l = rails[static_cast<std::size_t>(r)];
         if (busy && pairs.size() == 2) l.alpha = startup(pairs, one);
+        world.barrier();
         if (alone.valid()) l.beta = slope(alone, l.alpha, big, one);
+        world.barrier();
       }
-      // The exchange on every lane, every pair at once, as in a pairwise step of a collective.
-      if (busy && pairs.size() == 2) exchange = exchange_factor(pairs, big);
     }
     // Rank 0 was in both pairs and has both results.
     if (me == 0) {
@@ -219,10 +195,9 @@ int main(int argc, char** argv) {
       }
       std::snprintf(text, sizeof text,
                     "# lanes-calibrate: %d ranks on %d nodes, messages up to %zu bytes\n"
-                    "%salpha_rail %.4g\nbeta_rail %.4g\nrails %zu\nrail_rates%s\n"
-                    "exchange_factor %.3g\ngamma %.4g\n",
+                    "%salpha_rail %.4g\nbeta_rail %.4g\nrails %zu\nrail_rates%s\ngamma %.4g\n",
                     world.size(), world.num_nodes(), big, shm_text.c_str(), rails.front().alpha,
-                    fastest > 0 ? 1.0 / fastest : 0.0, rails.size(), rates.c_str(), exchange,
+                    fastest > 0 ? 1.0 / fastest : 0.0, rails.size(), rates.c_str(),
                     measure_gamma());
       emit(text, output);
     }

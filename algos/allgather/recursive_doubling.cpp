@@ -99,9 +99,7 @@ double cost_allgather_recursive_doubling(const CostInput& in, const MachineParam
   double t = q < p ? pair(b) + pair(static_cast<double>(p) * b) : 0.0;
   for (long long dist = 1; dist < q; dist *= 2) {
     const double held = static_cast<double>(dist) * spread;
-    // Partners swap what they hold.
-    t += in.nodes > 1 && held >= n ? swapped(rail_time(held * b, n, in, m), m)
-                                   : shm_time(held * b, m);
+    t += in.nodes > 1 && held >= n ? rail_time(held * b, n, in, m) : shm_time(held * b, m);
   }
   return t;
 }

@@ -131,9 +131,8 @@ double cost_allreduce_full_lane(const CostInput& in, const MachineParams& m) {
   int levels = 0;
   while ((2LL << levels) <= in.nodes) ++levels;
   const bool folded = (1LL << levels) != in.nodes;
-  // The nodes' allreduces swap parts between partner nodes; the fold sends one way.
   const double hop = rail_time(part, n, in, m);
-  return node + levels * (swapped(hop, m) + combine_time(part, m)) +
+  return node + levels * (hop + combine_time(part, m)) +
          (folded ? 2 * hop + combine_time(part, m) : 0);
 }
 

@@ -121,8 +121,7 @@ double cost_allreduce_rabenseifner(const CostInput& in, const MachineParams& m) 
   }
   for (int k = 0; k < levels; ++k) {
     const double part = bytes / static_cast<double>(2LL << k);
-    // Both halves of the step are swaps: the reduce-scatter's and the allgather's.
-    const double hop = exchange_time(part, (1LL << k) >= in.ppn && in.nodes > 1, in, m);
+    const double hop = hop_time(part, (1LL << k) >= in.ppn && in.nodes > 1, in, m);
     t += 2 * hop + combine_time(part, m);
   }
   return t;

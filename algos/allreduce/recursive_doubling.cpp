@@ -96,7 +96,7 @@ double cost_allreduce_recursive_doubling(const CostInput& in, const MachineParam
   // Partners 2^j apart share a node while 2^j < n.
   double t = 0;
   for (int j = 0; j < levels; ++j) {
-    t += exchange_time(bytes, (1LL << j) >= in.ppn && in.nodes > 1, in, m) + combine_time(bytes, m);
+    t += hop_time(bytes, (1LL << j) >= in.ppn && in.nodes > 1, in, m) + combine_time(bytes, m);
   }
   if (folded) {
     const bool off = in.ppn == 1 && in.nodes > 1;

@@ -85,10 +85,8 @@ double cost_allreduce_ring(const CostInput& in, const MachineParams& m) {
   if (p <= 1) return 0;
   const double part = static_cast<double>(in.bytes) / static_cast<double>(p);
   const bool off = in.nodes > 1;
-  // A step ends when its slowest hop does: a hop between nodes when there are several. Two ranks
-  // swap their parts.
-  const double one_way = off ? rail_time(part, 1.0, in, m) : shm_time(part, m);
-  const double hop = off && p == 2 ? swapped(one_way, m) : one_way;
+  // A step ends when its slowest hop does: a hop between nodes when there are several.
+  const double hop = off ? rail_time(part, 1.0, in, m) : shm_time(part, m);
   // The input's copy into the result comes first.
   return static_cast<double>(in.bytes) * m.beta_shm +
          static_cast<double>(p - 1) * (2 * hop + combine_time(part, m));

@@ -128,9 +128,8 @@ double cost_reduce_rabenseifner(const CostInput& in, const MachineParams& m) {
   if (folded) t += hop_time(bytes, in.ppn == 1 && in.nodes > 1, in, m) + combine_time(bytes, m);
   for (int k = 0; k < levels; ++k) {
     const double part = bytes / static_cast<double>(2LL << k);
-    // The reduce-scatter's step swaps halves; the gather's sends one way.
-    const bool off = (1LL << k) >= in.ppn && in.nodes > 1;
-    t += exchange_time(part, off, in, m) + hop_time(part, off, in, m) + combine_time(part, m);
+    const double hop = hop_time(part, (1LL << k) >= in.ppn && in.nodes > 1, in, m);
+    t += 2 * hop + combine_time(part, m);
   }
   return t;
 }

@@ -117,7 +117,7 @@ double cost_reduce_scatter_block_recursive_halving(const CostInput& in, const Ma
   for (int k = 0; k < levels; ++k) {
     const long long d = q >> (k + 1);
     const double half = static_cast<double>(p) * b / static_cast<double>(2LL << k);
-    t += exchange_time(half, d >= in.ppn && in.nodes > 1, in, m) + combine_time(half, m);
+    t += hop_time(half, d >= in.ppn && in.nodes > 1, in, m) + combine_time(half, m);
   }
   return t;
 }

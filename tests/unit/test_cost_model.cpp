@@ -93,8 +93,6 @@ TEST(CostModel, CalibrationValuesAreCheckedByKey) {
       {"rail_rates 1e9 -5", "rail_rates: '-5' is not a positive rate"},
       {"rail_rates 1e9 fast", "rail_rates: 'fast' is not a finite number"},
       {"rail_rates", "rail_rates: no value"},
-      {"exchange_factor 0.9", "exchange_factor: '0.9' is below 1"},
-      {"exchange_factor -1", "exchange_factor: '-1' is negative"},
   };
   for (const auto& [line, why] : rejected) {
     const std::string e = calibration_error("alpha_shm 1e-6\n" + line + "\n");
@@ -113,8 +111,7 @@ TEST(CostModel, CalibrationValuesAreCheckedByKey) {
 TEST(CostModel, CalibrationAcceptsWholeNumbersInAnySpelling) {
   const MachineParams m = MachineParams::parse(
       "rails 4e0   # whole\nstripe_min_bytes 1.04858e+06\nsends_overlap 0\nalpha_shm 0\n"
-      "beta_rail 8.33e-10\nrail_rates 1e8 5e7 2.5e7 1e8\ngamma 2.5E-10\nhandoff 5e-6\n"
-      "exchange_factor 1.25\n");
+      "beta_rail 8.33e-10\nrail_rates 1e8 5e7 2.5e7 1e8\ngamma 2.5E-10\nhandoff 5e-6\n");
   EXPECT_EQ(m.rails, 4);
   EXPECT_EQ(m.stripe_min_bytes, 1048580.0);
   EXPECT_FALSE(m.sends_overlap);
@@ -123,8 +120,6 @@ TEST(CostModel, CalibrationAcceptsWholeNumbersInAnySpelling) {
   EXPECT_EQ(m.rail_rates, (std::vector<double>{1e8, 5e7, 2.5e7, 1e8}));
   EXPECT_DOUBLE_EQ(m.gamma, 2.5e-10);
   EXPECT_DOUBLE_EQ(m.handoff, 5e-6);
-  EXPECT_DOUBLE_EQ(m.exchange_factor, 1.25);
-  EXPECT_DOUBLE_EQ(MachineParams().exchange_factor, 1.0);  // full duplex unless measured
   EXPECT_EQ(MachineParams::parse("rails 2147483647\n").rails, 2147483647);
   EXPECT_EQ(MachineParams::parse("stripe_min_bytes 65536\n").stripe_min_bytes, 65536.0);
   // What to_text writes reads back, stripe_min_bytes and sends_overlap included.
@@ -134,14 +129,12 @@ TEST(CostModel, CalibrationAcceptsWholeNumbersInAnySpelling) {
   written.sends_overlap = false;
   written.rail_rates = {1.25e9, 1.25e9, 6.25e8};
   written.handoff = 7e-6;
-  written.exchange_factor = 1.5;
   const MachineParams again = MachineParams::parse(written.to_text());
   EXPECT_EQ(again.rails, 3);
   EXPECT_NEAR(again.stripe_min_bytes, 1 << 20, 10);
   EXPECT_FALSE(again.sends_overlap);
   EXPECT_EQ(again.rail_rates, written.rail_rates);
   EXPECT_DOUBLE_EQ(again.handoff, 7e-6);
-  EXPECT_DOUBLE_EQ(again.exchange_factor, 1.5);
 }
 
 TEST(CostModel, RailsShareBandwidth) {
@@ -517,30 +510,6 @@ TEST(CostModel, LongAllreducesFavourRabenseifner) {
   const CostInput small = shape(16, 8, 2, 8);
   EXPECT_LT(cost_of(Collective::allreduce, "recursive-doubling", small, m),
             cost_of(Collective::allreduce, "rabenseifner", small, m));
-}
-
-// Swapping ranks pay exchange_factor on the rail time beyond alpha; one-way steps do not. Where
-// swaps are slower, a ring of four nodes, whose hops go one way, beats Rabenseifner's halving and
-// doubling, which it trails on full-duplex links by its extra start-ups.
-TEST(CostModel, ExchangeFactorPricesSwapsOnly) {
-  MachineParams m = rails_machine(2);
-  const CostInput four = shape(4, 1, 2, 4000000);
-  EXPECT_DOUBLE_EQ(exchange_time(1e6, true, four, m), hop_time(1e6, true, four, m));
-  const double ring = cost_of(Collective::allreduce, "ring", four, m);
-  const double rab = cost_of(Collective::allreduce, "rabenseifner", four, m);
-  ASSERT_LT(rab, ring);
-  m.exchange_factor = 1.05;
-  const double one_way = hop_time(1e6, true, four, m);
-  EXPECT_NEAR(exchange_time(1e6, true, four, m) - m.alpha_rail, 1.05 * (one_way - m.alpha_rail),
-              1e-12);
-  EXPECT_DOUBLE_EQ(exchange_time(1e6, false, four, m), shm_time(1e6, m));  // on-node copies
-  EXPECT_DOUBLE_EQ(cost_of(Collective::allreduce, "ring", four, m), ring);
-  EXPECT_GT(cost_of(Collective::allreduce, "rabenseifner", four, m), ring);
-  // A ring of two ranks swaps.
-  const CostInput two = shape(2, 1, 2, 4000000);
-  MachineParams duplex = rails_machine(2);
-  EXPECT_GT(cost_of(Collective::allreduce, "ring", two, m),
-            cost_of(Collective::allreduce, "ring", two, duplex));
 }
 
 // The hierarchical linear reduce on one node of 64 ranks: G = 8 groups, (8 - 1) + (8 - 1)
