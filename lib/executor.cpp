@@ -258,10 +258,12 @@ void Execution::complete(OpId id) {
   }
 }
 
-void Execution::drain_receives() {
+void Execution::drain_transfers() {
   // A matched receive cannot be cancelled: UCX goes on writing its message into the caller's
-  // buffer. Cancel the others and wait for those (bounded: a dead sender fails them) so that
-  // nothing writes there once the call has returned. On the node, a receive takes back the
+  // buffer; nor can a send, whose buffer UCX reads as the socket drains (with small socket
+  // buffers, a large message's tail waits in UCX). Cancel the other receives and wait for
+  // the rest (bounded: a dead peer fails them) so that nothing reads or writes the caller's
+  // buffers once the call has returned. On the node, a receive takes back the
   // destination it offered single-copy senders, or waits for the write one of them started.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::vector<transport::RailRequest*> pending;
@@ -291,7 +293,7 @@ void Execution::drain_receives() {
 
 void Execution::fail(OpId id, Errc code, const std::string& why) {
   if (failed_) return;
-  drain_receives();
+  drain_transfers();
   failed_ = true;
   error_code_ = code;
   const Op& op = prepared_->schedule.ops[id];
@@ -305,7 +307,7 @@ void Execution::fail(OpId id, Errc code, const std::string& why) {
 
 void Execution::abort(Errc code, std::string why) {
   if (failed_) return;
-  drain_receives();
+  drain_transfers();
   failed_ = true;
   error_code_ = code;
   error_ = "rank " + std::to_string(comm_->rank()) + " (" + prepared_->algorithm + "): " + why;

@@ -118,7 +118,7 @@ class Execution {
   // How many ops the combine that receive `recv` may fuse with still waits for (0: none).
   std::uint32_t waiting_for_fusion(algos::OpId recv) const;
   void fail(algos::OpId id, Errc code, const std::string& why);
-  void drain_receives();  // before a failure returns: no rail writes into the buffers after
+  void drain_transfers();  // before a failure returns: no rail reads or writes the buffers after
 
   std::shared_ptr<CommImpl> comm_;
   std::shared_ptr<const PreparedSchedule> prepared_;

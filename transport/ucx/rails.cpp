@@ -103,11 +103,11 @@ RailRequest& RailRequest::operator=(RailRequest&& o) noexcept {
 }
 
 bool RailRequest::cancel() {
-  if (req_ == nullptr || !is_recv_) return false;
+  if (req_ == nullptr) return false;
   std::unique_lock<std::mutex> lock;
   if (rails_ != nullptr) lock = rails_->use();
   if (ucp_request_check_status(req_) != UCS_INPROGRESS) return false;
-  ucp_request_cancel(worker_, req_);
+  if (is_recv_) ucp_request_cancel(worker_, req_);
   return true;
 }
 

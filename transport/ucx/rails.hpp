@@ -48,8 +48,10 @@ class RailRequest {
   // Posted at all (not default-constructed).
   bool armed() const { return rails_ != nullptr; }
   // Asks UCX to cancel a pending receive; true if it was pending. A receive whose message was
-  // matched already goes on until it is complete: test() it (progressing the worker) until it
-  // is not pending before its buffer may go away.
+  // matched already goes on until it is complete, and a send cannot be cancelled (UCX packs
+  // its buffer into the socket as the socket drains): for a send, true if it is still in
+  // progress. Either way, test() it (progressing the worker) until it is not pending before
+  // its buffer may go away.
   bool cancel();
 
  private:
