@@ -43,9 +43,9 @@ bool is_network_interface(const std::string& device) {
 // 4 MiB: a rail's queue then holds about that much of each flow, and the acknowledgements of the
 // data going the other way do not wait behind megabytes of it. On the emulated cluster, whose
 // shaping queue holds 20 ms, autotuned buffers filled it whenever two nodes sent to each other:
-// the round trip grew to tens of milliseconds, each flow became window-bound, and two-way
-// transfers of megabytes ran 10-25 % below the link rate (the 4 x 1 alltoall of 4 MB blocks
-// 60.1 against 51.8 ms).
+// the round trip grew to tens of milliseconds and each flow became window-bound: the 4 x 1
+// alltoall of 4 MB blocks took 61.3-62.1 ms against 52.3-52.8 ms with 64 KiB (README, what
+// the TCP settings cost).
 // Settings the user made in the environment win.
 void apply_tcp_rail_settings(ucp_config_t* config, const RailOptions& options,
                              const std::string& where) {
