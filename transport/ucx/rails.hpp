@@ -177,6 +177,10 @@ class Rails {
   mutable std::atomic<std::int64_t> last_use_ns_{0};
   std::atomic<bool> stop_{false};
   int wake_fd_ = -1;
+  int helper_epoll_fd_ = -1;  // the helper's own set: the workers' descriptors and wake_fd_
+  // Written by the helper when its progress handled events, read by wait_for_events: an
+  // application asleep there wakes for requests the helper completed.
+  int helper_done_fd_ = -1;
   std::thread helper_;
   std::vector<std::string> failure_text_;  // per peer
   int epoll_fd_ = -1;
