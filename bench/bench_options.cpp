@@ -56,6 +56,8 @@ const char* usage() {
          "  --root R           root of bcast, scatter, gather and reduce (default 0)\n"
          "  --check            fill inputs before and verify outputs after every repetition\n"
          "  --csv FILE         write the results as CSV\n"
+         "  --times FILE       write every measured repetition's time as CSV, with its\n"
+         "                     place in that repetition's order\n"
          "  --bootstrap B      auto (PMIx under a PMIx launcher, else MPI) or mpi\n";
 }
 
@@ -120,6 +122,8 @@ Options parse_options(int argc, char** argv) {
       o.root = static_cast<int>(to_integer(arg, value, 0, INT_MAX));
     } else if (arg == "--csv") {
       o.csv = value;
+    } else if (arg == "--times") {
+      o.times = value;
     } else if (arg == "--bootstrap") {
       if (value != "auto" && value != "mpi")
         throw std::invalid_argument("--bootstrap: '" + value + "' is neither auto nor mpi");

@@ -23,6 +23,7 @@ struct Options {
   int root = 0;
   bool check = false;
   std::string csv;                 // empty: no CSV file
+  std::string times;               // every measured repetition as CSV; empty: none
   std::string bootstrap = "auto";  // auto: lanes::Runtime::init(); mpi: lanes::mpi::init
   bool help = false;
 };

@@ -6,14 +6,26 @@
 
 namespace lanes_bench {
 
-Report::Report(const std::string& csv_path) {
-  if (!csv_path.empty()) {
-    csv_ = std::fopen(csv_path.c_str(), "w");
-    if (csv_ == nullptr) {
-      throw std::runtime_error("cannot write " + csv_path + ": " + std::strerror(errno));
-    }
-    std::fprintf(csv_, "%s\n", kCsvHeader);
-    std::fflush(csv_);
+namespace {
+
+std::FILE* open_csv(const std::string& path, const char* header) {
+  if (path.empty()) return nullptr;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  std::fprintf(f, "%s\n", header);
+  std::fflush(f);
+  return f;
+}
+
+}  // namespace
+
+Report::Report(const std::string& csv_path, const std::string& times_path) {
+  csv_ = open_csv(csv_path, kCsvHeader);
+  try {
+    times_ = open_csv(times_path, kTimesHeader);
+  } catch (...) {
+    if (csv_ != nullptr) std::fclose(csv_);
+    throw;
   }
   std::printf(
       "| collective | impl | algorithm | lanes | nodes | ppn | count | bytes | avg us | min us |"
@@ -24,6 +36,17 @@ Report::Report(const std::string& csv_path) {
 
 Report::~Report() {
   if (csv_ != nullptr) std::fclose(csv_);
+  if (times_ != nullptr) std::fclose(times_);
+}
+
+void Report::add_times(const Row& r, const double* seconds, const std::size_t* positions,
+                       int reps) {
+  if (times_ == nullptr) return;
+  for (int i = 0; i < reps; ++i) {
+    std::fprintf(times_, "%s,%s,%s,%d,%zu,%d,%zu,%.3f\n", r.collective.c_str(), r.impl.c_str(),
+                 r.algorithm.c_str(), r.lanes, r.count, i, positions[i], seconds[i] * 1e6);
+  }
+  std::fflush(times_);
 }
 
 void Report::add(const Row& r) {

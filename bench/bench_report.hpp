@@ -1,5 +1,6 @@
 // lanes-bench's results: a CSV file (one row per collective, implementation, algorithm, lanes
-// and count) and a markdown table on stdout. Written as results arrive, by rank 0 only.
+// and count), optionally a CSV file of every measured repetition, and a markdown table on
+// stdout. Written as results arrive, by rank 0 only.
 #pragma once
 
 #include <cstddef>
@@ -26,20 +27,26 @@ struct Row {
 
 inline constexpr const char* kCsvHeader =
     "collective,impl,algorithm,lanes,nodes,ppn,count,bytes,avg_us,min_us,median_us";
+// position: the variant's place (0 first) in that repetition's shuffled order.
+inline constexpr const char* kTimesHeader =
+    "collective,impl,algorithm,lanes,count,repetition,position,us";
 
 class Report {
  public:
-  // Opens `csv_path` (if not empty) and writes the headers. Throws std::runtime_error when the
-  // file cannot be opened.
-  explicit Report(const std::string& csv_path);
+  // Opens `csv_path` and `times_path` (each if not empty) and writes the headers. Throws
+  // std::runtime_error when a file cannot be opened.
+  Report(const std::string& csv_path, const std::string& times_path);
   Report(const Report&) = delete;
   Report& operator=(const Report&) = delete;
   ~Report();
 
   void add(const Row& row);
+  // Every measured repetition of `row`'s variant: seconds[r] and positions[r], r < reps.
+  void add_times(const Row& row, const double* seconds, const std::size_t* positions, int reps);
 
  private:
   std::FILE* csv_ = nullptr;
+  std::FILE* times_ = nullptr;
 };
 
 }  // namespace lanes_bench

@@ -3,7 +3,7 @@
 //
 //   mpirun -np P lanes-bench [--collective bcast,scatter,alltoall,allgather] [--counts LIST]
 //       [--impl native,lanes] [--algorithms LIST] [--lanes LIST] [--reps 100] [--warmup 5]
-//       [--settle 0] [--root 0] [--check] [--csv FILE]
+//       [--settle 0] [--root 0] [--check] [--csv FILE] [--times FILE]
 //
 // Per collective and count c (MPI_INT elements per process, as MPI counts them): 5 warm-up and
 // 100 measured repetitions. A repetition is MPI_Barrier, then MPI_Wtime around one collective
@@ -203,12 +203,15 @@ int measure(Context& cx, const std::string& coll, std::size_t count,
   std::vector<double> times(na * reps);
   std::vector<int> bad(na, 0);
   std::vector<std::size_t> order(na);
+  std::vector<std::size_t> positions(na * reps);  // each variant's place in each repetition
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::mt19937 shuffler(static_cast<std::mt19937::result_type>(count));  // the same on every rank
   for (int r = -o.warmup; r < o.reps; ++r) {
     std::shuffle(order.begin(), order.end(), shuffler);
-    for (const std::size_t a : order) {
+    for (std::size_t place = 0; place < na; ++place) {
+      const std::size_t a = order[place];
       const std::size_t v = active[a];
+      if (r >= 0) positions[a * reps + static_cast<std::size_t>(r)] = place;
       const int salt = static_cast<int>(static_cast<std::size_t>(r + o.warmup) * na + a + 1);
       const auto call = [&] {
         if (variants[v].native)
@@ -252,9 +255,21 @@ int measure(Context& cx, const std::string& coll, std::size_t count,
     if (cx.report == nullptr) continue;
     const Variant& v = variants[active[a]];
     const Stats s = stats(&times[a * reps], o.reps);
-    cx.report->add({coll, v.native ? "native" : "lanes", v.algorithm, v.lanes_column,
-                    cx.shape.nodes, cx.shape.ppn, count, count * sizeof(int), s.avg_us, s.min_us,
-                    s.median_us, native_avg, o.check ? (bad[a] != 0 ? "FAILED" : "ok") : "-"});
+    const Row row{coll,
+                  v.native ? "native" : "lanes",
+                  v.algorithm,
+                  v.lanes_column,
+                  cx.shape.nodes,
+                  cx.shape.ppn,
+                  count,
+                  count * sizeof(int),
+                  s.avg_us,
+                  s.min_us,
+                  s.median_us,
+                  native_avg,
+                  o.check ? (bad[a] != 0 ? "FAILED" : "ok") : "-"};
+    cx.report->add(row);
+    cx.report->add_times(row, &times[a * reps], &positions[a * reps], o.reps);
   }
   return failed;
 }
@@ -273,7 +288,7 @@ int run(const Options& o, lanes::Runtime& rt) {
   int opened = 1;
   if (me == 0) {
     try {
-      report = std::make_unique<Report>(o.csv);
+      report = std::make_unique<Report>(o.csv, o.times);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "lanes-bench: %s\n", e.what());
       opened = 0;
