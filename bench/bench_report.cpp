@@ -8,25 +8,19 @@ namespace lanes_bench {
 
 namespace {
 
-std::FILE* open_csv(const std::string& path, const char* header) {
+CsvFile open_csv(const std::string& path, const char* header) {
   if (path.empty()) return nullptr;
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  std::fprintf(f, "%s\n", header);
-  std::fflush(f);
+  CsvFile f(std::fopen(path.c_str(), "w"));
+  if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  std::fprintf(f.get(), "%s\n", header);
+  std::fflush(f.get());
   return f;
 }
 
 }  // namespace
 
-Report::Report(const std::string& csv_path, const std::string& times_path) {
-  csv_ = open_csv(csv_path, kCsvHeader);
-  try {
-    times_ = open_csv(times_path, kTimesHeader);
-  } catch (...) {
-    if (csv_ != nullptr) std::fclose(csv_);
-    throw;
-  }
+Report::Report(const std::string& csv_path, const std::string& times_path)
+    : csv_(open_csv(csv_path, kCsvHeader)), times_(open_csv(times_path, kTimesHeader)) {
   std::printf(
       "| collective | impl | algorithm | lanes | nodes | ppn | count | bytes | avg us | min us |"
       " median us | vs native | check |\n");
@@ -34,27 +28,23 @@ Report::Report(const std::string& csv_path, const std::string& times_path) {
   std::fflush(stdout);
 }
 
-Report::~Report() {
-  if (csv_ != nullptr) std::fclose(csv_);
-  if (times_ != nullptr) std::fclose(times_);
-}
-
 void Report::add_times(const Row& r, const double* seconds, const std::size_t* positions,
                        int reps) {
-  if (times_ == nullptr) return;
+  if (!times_) return;
   for (int i = 0; i < reps; ++i) {
-    std::fprintf(times_, "%s,%s,%s,%d,%zu,%d,%zu,%.3f\n", r.collective.c_str(), r.impl.c_str(),
-                 r.algorithm.c_str(), r.lanes, r.count, i, positions[i], seconds[i] * 1e6);
+    std::fprintf(times_.get(), "%s,%s,%s,%d,%zu,%d,%zu,%.3f\n", r.collective.c_str(),
+                 r.impl.c_str(), r.algorithm.c_str(), r.lanes, r.count, i, positions[i],
+                 seconds[i] * 1e6);
   }
-  std::fflush(times_);
+  std::fflush(times_.get());
 }
 
 void Report::add(const Row& r) {
-  if (csv_ != nullptr) {
-    std::fprintf(csv_, "%s,%s,%s,%d,%d,%d,%zu,%zu,%.3f,%.3f,%.3f\n", r.collective.c_str(),
+  if (csv_) {
+    std::fprintf(csv_.get(), "%s,%s,%s,%d,%d,%d,%zu,%zu,%.3f,%.3f,%.3f\n", r.collective.c_str(),
                  r.impl.c_str(), r.algorithm.c_str(), r.lanes, r.nodes, r.ppn, r.count, r.bytes,
                  r.avg_us, r.min_us, r.median_us);
-    std::fflush(csv_);
+    std::fflush(csv_.get());
   }
   char ratio[32] = "-";
   if (r.native_avg_us > 0 && r.avg_us > 0)

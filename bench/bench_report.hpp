@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace lanes_bench {
@@ -31,6 +32,11 @@ inline constexpr const char* kCsvHeader =
 inline constexpr const char* kTimesHeader =
     "collective,impl,algorithm,lanes,count,repetition,position,us";
 
+struct CloseFile {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using CsvFile = std::unique_ptr<std::FILE, CloseFile>;
+
 class Report {
  public:
   // Opens `csv_path` and `times_path` (each if not empty) and writes the headers. Throws
@@ -38,15 +44,14 @@ class Report {
   Report(const std::string& csv_path, const std::string& times_path);
   Report(const Report&) = delete;
   Report& operator=(const Report&) = delete;
-  ~Report();
 
   void add(const Row& row);
   // Every measured repetition of `row`'s variant: seconds[r] and positions[r], r < reps.
   void add_times(const Row& row, const double* seconds, const std::size_t* positions, int reps);
 
  private:
-  std::FILE* csv_ = nullptr;
-  std::FILE* times_ = nullptr;
+  CsvFile csv_;
+  CsvFile times_;
 };
 
 }  // namespace lanes_bench
