@@ -250,6 +250,12 @@ void CommImpl::finish(std::shared_ptr<Execution> ex) {
   }
 }
 
+void CommImpl::reclaim(std::shared_ptr<Execution> ex) noexcept {
+  if (!ex || spare_ || ex.use_count() != 1 || !ex->finished() || ex->failed()) return;
+  ex->recycle();
+  spare_ = std::move(ex);
+}
+
 std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
   const RuntimeImpl::Entry entry(*runtime_);
   check_usable();

@@ -119,6 +119,10 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   // Starts a prepared call (with LANES_CHECK, first agrees with the other ranks). Collective in
   // call order. Returns null when there is nothing to move.
   std::shared_ptr<Execution> start(const Prepared& prepared);
+  // Takes back an execution that has finished (a plan's previous start), for the next start to
+  // reuse: a persistent call allocates nothing per start. Kept only where nobody else holds it
+  // and it did not fail.
+  void reclaim(std::shared_ptr<Execution> ex) noexcept;
   // prepare_call + start + wait.
   void run(const Call& call);
 

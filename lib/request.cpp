@@ -35,6 +35,7 @@ void Plan::start() {
     throw Error(Errc::invalid_argument,
                 "Plan::start() while the previous start is still running: wait() for it first");
   }
+  state_->comm->reclaim(std::move(state_->running));
   state_->running = state_->comm->start(state_->prepared);
 }
 
