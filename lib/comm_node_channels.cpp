@@ -82,7 +82,9 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
     }
     std::vector<double> all(size);
     exchange(&measured, all.data(), sizeof measured);
-    if (channels_) channels_->set_cma_slowdown(median_of_positive(all));
+    // A ratio the configuration gives (LANES_CMA_SLOWDOWN) stands instead of the probe's.
+    const double pinned = policy.cma_slowdown;
+    if (channels_) channels_->set_cma_slowdown(pinned > 0 ? pinned : median_of_positive(all));
   }
   arm_revocation();
 }

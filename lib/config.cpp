@@ -50,16 +50,22 @@ const std::vector<ConfigVar>& config_table() {
        "Single-copy on-node transfers of large messages with process_vm_readv/writev: auto "
        "(messages above the chunk where a host is oversubscribed as for LANES_PROGRESS, or a "
        "node's chunks are below 64 KiB, and there an alltoall's above 16 KiB, but a scatter's, "
-       "gather's, alltoall's and allgather's above 256 KiB where the kernel's copy takes twice "
-       "memcpy's time or more; and, with a core "
+       "gather's, alltoall's and allgather's above 256 KiB where the kernel's copy takes 2.5 "
+       "times memcpy's time or more; and, with a core "
        "per process, node messages above 16 KiB, or above 64 KiB where the kernel's copy takes "
-       "twice memcpy's time or more (timed at start-up), "
+       "2.5 times memcpy's time or more (LANES_CMA_SLOWDOWN), "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
-       "or of a rank that also receives on its node, allreduce and reduce_scatter_block up to "
-       "vectors of 6 MiB where the kernel's copy takes less than twice memcpy's time; otherwise "
+       "or of a rank that also receives on its node, allreduce and reduce_scatter_block of "
+       "vectors above 2 MiB up to 4 MiB where the kernel's copy takes less than 2.5 times "
+       "memcpy's time; otherwise "
        "staged copies through the node segment, a reduce's always, "
        "its receivers combining the pieces as they arrive, and always when the probe fails), "
        "1 (require), 0 (never)."},
+      {"LANES_CMA_SLOWDOWN", "auto",
+       "The kernel's single copy's time over memcpy's that the LANES_CMA rules compare with 2.5: "
+       "auto (timed at start-up: process_vm_readv against memcpy of 1 MiB, best of 41 rounds, "
+       "the median over the processes) or a positive number to use instead, which keeps runs "
+       "alike on a machine whose ratio lies near a threshold."},
       {"LANES_CHECK", "0",
        "1: before each collective all ranks confirm the same collective, root and sizes; a "
        "mismatch fails on every rank with a message naming it."},
@@ -192,6 +198,15 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
       c.cma = CmaMode::automatic;
     else
       c.cma = parse_bool("LANES_CMA", *v) ? CmaMode::on : CmaMode::off;
+  }
+  if (auto v = get("LANES_CMA_SLOWDOWN"); v && *v != "auto") {
+    double x = 0;
+    const char* end = v->data() + v->size();
+    const auto [stop, ec] = std::from_chars(v->data(), end, x);
+    if (v->empty() || ec != std::errc() || stop != end || !std::isfinite(x) || x <= 0) {
+      bad("LANES_CMA_SLOWDOWN", *v, "auto or a positive number");
+    }
+    c.cma_slowdown = x;
   }
   if (auto v = get("LANES_CHECK")) c.check = parse_bool("LANES_CHECK", *v);
   if (auto v = get("LANES_TIMEOUT")) {

@@ -29,6 +29,7 @@ struct Config {
   ProgressMode progress = ProgressMode::automatic;
   std::string ucx_tls = "^sm";
   CmaMode cma = CmaMode::automatic;
+  double cma_slowdown = 0;  // LANES_CMA_SLOWDOWN (0: timed at start-up)
   bool check = false;
   double timeout_s = 0;            // 0: never
   double finalize_timeout_s = 10;  // the closing barrier's bound; 0: never

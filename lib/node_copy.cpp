@@ -44,7 +44,8 @@ transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos:
   // memory or the kernel's single copy is slow here.
   if (reduce && !cma) return SingleCopy::no;
   if (combines && !cma &&
-      (user_bytes(schedule) > kPulledReductionMax || cma_slowdown >= kPullReductionSlowdownMax)) {
+      (user_bytes(schedule) > kPulledReductionMax || user_bytes(schedule) <= kPulledReductionMin ||
+       cma_slowdown >= kPullReductionSlowdownMax)) {
     return SingleCopy::no;
   }
   const algos::NodeSendOrder order = algos::node_send_order(schedule, layout, rank);

@@ -60,18 +60,28 @@ namespace lanes::detail {
 // (allreduce 742-793 us against 945-1237), staged at 8 MB (reduce 1530-1539 us against
 // 1806-2143) and 12 MB (allreduce 3257-4084 us against 5681-7323). Against the build before,
 // three alternating rounds: allreduce of 16 MB 4137-4486 us against 5037-5648, reduce of 8 MB
-// 1455-1639 against 1751-2263.
-inline constexpr std::size_t kPulledReductionMax = std::size_t{6} << 20;
+// 1455-1639 against 1751-2263. On an Intel Xeon whose ratio is 1.7-2.4 (best of 40 or 8 rounds),
+// staged won again from 5.6 MB (allreduce, three rounds alternating LANES_CMA_SLOWDOWN=1.5 and 3:
+// medians 885-961 us staged against 962-1162 pulled), so 4 MiB.
+inline constexpr std::size_t kPulledReductionMax = std::size_t{4} << 20;
+// Up to this vector size too a reduction's node messages go staged: the receiver combines the
+// pieces straight out of the slots, in cache, where a pulled message is first copied whole. On
+// that Xeon, the same rounds, medians staged against pulled: 40 KB 6.35-8.31 us against
+// 9.52-9.85, 120 KB 13.8-14.1 against 19.8-20.7, 400 KB 40.3-41.1 against 43.6-50.4, 1 MB 134-158
+// against 128-170, 1.6 MB 228-261 against 231-291, 2 MB 297-325 against 290-358; pulled won from
+// 3 MB (407-483 us against 458-512) to 4 MB (563-668 against 648-699).
+inline constexpr std::size_t kPulledReductionMin = std::size_t{2} << 20;
 
-// Below it, too, a reduction's node messages go staged where each process has a core and the
-// kernel's copy of a peer's pages (process_vm_readv) takes this many times memcpy's time or more,
-// as probed at start-up (transport::cma_slowdown). At p=2 a pulled full-lane allreduce costs each
-// rank two single copies of half the vector, a staged one three memcpys of it (one into the
+// Between the two, too, a reduction's node messages go staged where each process has a core and
+// the kernel's copy of a peer's pages (process_vm_readv) takes this many times memcpy's time or
+// more, as probed at start-up (transport::cma_slowdown). At p=2 a pulled full-lane allreduce costs
+// each rank two single copies of half the vector, a staged one three memcpys of it (one into the
 // segment for the reduce-scatter, whose receiver combines straight out of the slots; one in and
-// one out for the allgather): staging wins from a slowdown of 1.5 in that count. Measured, pulled
-// won at a ratio near 1.5 (Intel Xeon) and staged at 2.4-3.3 (AMD EPYC); 2 lies between them,
-// no machine between was measured (see README, Architecture).
-inline constexpr double kPullReductionSlowdownMax = 2.0;
+// one out for the allgather): staging wins from a slowdown of 1.5 in that count. Measured at
+// 4 MB, pulled won at a ratio near 1.5 (an Intel Xeon) and at 1.7-2.4 (another, above), staged
+// at 2.4-3.3 (AMD EPYC, whose usual 3.4 is above): one threshold with the messages of
+// collectives that combine nothing (transport::kSlowSingleCopyRatio).
+inline constexpr double kPullReductionSlowdownMax = transport::kSlowSingleCopyRatio;
 
 // The largest extent a schedule uses of the caller's send or receive buffer: its vector.
 std::size_t user_bytes(const algos::Schedule& schedule);

@@ -46,9 +46,12 @@ std::string RuntimeImpl::on_node_copies() const {
   o << (world_->cma() ? "cma" : "staged") << " (single copy " << slowdown << "x memcpy's time";
   // One threshold for both: the line names what it stages.
   static_assert(kPullReductionSlowdownMax == transport::kSlowSingleCopyRatio);
+  static_assert(kPulledReductionMin == std::size_t{2} << 20 && kPulledReductionMax == std::size_t{4}
+                                                                                          << 20);
   if (!world_->cma()) {
-    o << (slowdown >= kPullReductionSlowdownMax ? ": reductions and messages up to 64 KiB staged"
-                                                : ": reductions single-copy");
+    o << (slowdown >= kPullReductionSlowdownMax
+              ? ": reductions and messages up to 64 KiB staged"
+              : ": reductions of 2-4 MiB vectors single-copy, the others staged");
   } else if (slowdown >= transport::kSlowSingleCopyRatio) {
     static_assert(transport::kSharedCoresSlowStagedMax == 256 * 1024);
     o << ": scatter, gather, alltoall and allgather messages up to 256 KiB staged";

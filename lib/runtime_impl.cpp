@@ -225,7 +225,8 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
       config_.cma == CmaMode::on ||
       (config_.cma == CmaMode::automatic &&
        prefer_cma(oversubscribed, transport::default_geometry(lay.node_size_of(rank))));
-  world_->open_node_channels(over_world, size, leader, transport::CopyPolicy{probe_cma, want_cma},
+  world_->open_node_channels(over_world, size, leader,
+                             transport::CopyPolicy{probe_cma, want_cma, config_.cma_slowdown},
                              probe_cma);
   agree(over_world, size, rank, attempt([&] {
           if (config_.cma == CmaMode::on && lay.node_size_of(rank) > 1 && !world_->cma()) {

@@ -143,6 +143,20 @@ TEST(Config, RailWeightsArePlainPositiveNumbers) {
   }
 }
 
+TEST(Config, CmaSlowdownIsAutoOrAPositiveNumber) {
+  EXPECT_EQ(parse({}).cma_slowdown, 0.0);
+  EXPECT_EQ(parse({{"LANES_CMA_SLOWDOWN", "auto"}}).cma_slowdown, 0.0);
+  EXPECT_EQ(parse({{"LANES_CMA_SLOWDOWN", "2.2"}}).cma_slowdown, 2.2);
+  EXPECT_EQ(parse({{"LANES_CMA_SLOWDOWN", "3e0"}}).cma_slowdown, 3.0);
+  for (const char* value : {"0", "-1", "", " 2", "2 ", "inf", "nan", "two", "1,2"}) {
+    EXPECT_NE(error_of({{"LANES_CMA_SLOWDOWN", value}})
+                  .find(std::string("LANES_CMA_SLOWDOWN='") + value +
+                        "' is not valid: expected auto or a positive number"),
+              std::string::npos)
+        << value;
+  }
+}
+
 TEST(Config, TableListsEveryVariableOnce) {
   std::map<std::string, int> seen;
   for (const auto& v : lanes::detail::config_table()) {
@@ -152,11 +166,11 @@ TEST(Config, TableListsEveryVariableOnce) {
   }
   for (const char* name :
        {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_RAIL_WEIGHTS", "LANES_PROGRESS",
-        "LANES_UCX_TLS", "LANES_CMA", "LANES_CHECK", "LANES_TIMEOUT", "LANES_FINALIZE_TIMEOUT",
-        "LANES_INFO", "LANES_BCAST_ALGORITHM", "LANES_SCATTER_ALGORITHM",
+        "LANES_UCX_TLS", "LANES_CMA", "LANES_CMA_SLOWDOWN", "LANES_CHECK", "LANES_TIMEOUT",
+        "LANES_FINALIZE_TIMEOUT", "LANES_INFO", "LANES_BCAST_ALGORITHM", "LANES_SCATTER_ALGORITHM",
         "LANES_ALLTOALL_ALGORITHM", "LANES_BARRIER_ALGORITHM", "LANES_MPI_COLLS",
         "LANES_MPI_STATS"}) {
     EXPECT_EQ(seen[name], 1) << name;
   }
-  EXPECT_EQ(seen.size(), 24u);
+  EXPECT_EQ(seen.size(), 25u);
 }

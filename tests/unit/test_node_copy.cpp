@@ -75,11 +75,25 @@ TEST(NodeCopy, ReductionsPullUpToTheirLimitAndStageBeyond) {
   // ... and as before where processes share cores (the channels single-copy every large one).
   EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, 0, 2 * kPulledReductionMax, true),
             SingleCopy::pulled);
+  // Vectors up to kPulledReductionMin go staged too, their pieces combined as they arrive; just
+  // above it, pulled.
+  using lanes::detail::kPulledReductionMin;
+  for (const int rank : {0, 1}) {
+    EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, rank, kPulledReductionMin),
+              SingleCopy::no);
+    EXPECT_EQ(hint(Collective::allreduce, "recursive-doubling", 2, rank, std::size_t{1} << 16),
+              SingleCopy::no);
+    EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, rank, kPulledReductionMin + 4),
+              SingleCopy::pulled);
+    // Where processes share cores, single copy at every size above the chunk.
+    EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, rank, std::size_t{1} << 16, true),
+              SingleCopy::pulled);
+  }
 }
 
 TEST(NodeCopy, ReductionsStageAtEverySizeWhereTheKernelsCopyIsSlow) {
   using lanes::detail::kPullReductionSlowdownMax;
-  for (const std::size_t bytes : {std::size_t{1} << 16, kPulledReductionMax}) {
+  for (const std::size_t bytes : {lanes::detail::kPulledReductionMin + 4, kPulledReductionMax}) {
     for (const int rank : {0, 1}) {
       // A kernel copy at the limit or slower: staged, where each process has a core...
       EXPECT_EQ(hint(Collective::allreduce, "full-lane", 2, rank, bytes, false,

@@ -90,8 +90,17 @@ inline constexpr std::size_t kWholeMax = 16 * 1024;
 // 1.3-1.9x faster (medians) for bcast, scatter, gather, alltoall and allgather; 64 KB staged
 // 1.1-1.4x faster (averages) except alltoall (0.94x); 128 KB single copy 1.1-1.4x faster for
 // alltoall and allgather, staged 1.2-1.3x for bcast and scatter; from 400 KB single copy as fast
-// or faster.
-inline constexpr double kSlowSingleCopyRatio = 2.0;
+// or faster. On an Intel Xeon whose ratio is 2.0-2.2 single copy wins instead: p=2, three rounds
+// alternating LANES_CMA_SLOWDOWN=1.5 and 3 (lanes-bench --algorithms auto --counts
+// 5000,10000,16000), medians of 20-64 KB blocks 1.3-2.1x lower single-copy for every one of the
+// five collectives (bcast of 40 KB 2.40-2.52 us against 4.90-5.03); with 4 processes on the 2
+// cores (40-200 KB, two rounds) single copy was faster in 24 of 30 cells. Hence 2.5: above the
+// Xeon, below the EPYC's usual 3.4. The ratio of a megabyte's copies only stands in for what
+// decides (a staged message crosses between the cores' caches, a single copy pins pages): an
+// EPYC start-up that finds below 2.5 (2.0 was seen there) sends these messages single-copy,
+// 1.3-1.9x slower there; timing both paths between the processes at start-up would settle it
+// per machine.
+inline constexpr double kSlowSingleCopyRatio = 2.5;
 inline constexpr std::size_t kSlowSingleCopyStagedMax = 64 * 1024;
 // Where processes share cores and the kernel's copy is that slow, messages whose receiver was to
 // copy them (hints pulled, exchange, balanced, fanout) go staged up to this size: a single copy
