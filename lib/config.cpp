@@ -63,7 +63,7 @@ const std::vector<ConfigVar>& config_table() {
        "1 (require), 0 (never)."},
       {"LANES_CMA_SLOWDOWN", "auto",
        "The kernel's single copy's time over memcpy's that the LANES_CMA rules compare with 2.5: "
-       "auto (timed at start-up: process_vm_readv against memcpy of 1 MiB, best of 41 rounds, "
+       "auto (timed at start-up: process_vm_readv against memcpy of 1 MiB, best of 40 rounds, "
        "the median over the processes) or a positive number to use instead, which keeps runs "
        "alike on a machine whose ratio lies near a threshold."},
       {"LANES_CHECK", "0",

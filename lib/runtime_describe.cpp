@@ -46,8 +46,8 @@ std::string RuntimeImpl::on_node_copies() const {
   o << (world_->cma() ? "cma" : "staged") << " (single copy " << slowdown << "x memcpy's time";
   // One threshold for both: the line names what it stages.
   static_assert(kPullReductionSlowdownMax == transport::kSlowSingleCopyRatio);
-  static_assert(kPulledReductionMin == std::size_t{2} << 20 && kPulledReductionMax == std::size_t{4}
-                                                                                          << 20);
+  static_assert(kPulledReductionMin == std::size_t{2} << 20);
+  static_assert(kPulledReductionMax == std::size_t{4} << 20);
   if (!world_->cma()) {
     o << (slowdown >= kPullReductionSlowdownMax
               ? ": reductions and messages up to 64 KiB staged"
