@@ -52,7 +52,7 @@ const std::vector<ConfigVar>& config_table() {
        "node's chunks are below 64 KiB, and there an alltoall's above 16 KiB, but a scatter's, "
        "gather's, alltoall's and allgather's above 256 KiB where the kernel's copy takes 2.5 "
        "times memcpy's time or more; and, with a core "
-       "per process, node messages above 16 KiB, or above 64 KiB where the kernel's copy takes "
+       "per process, node messages above 4 KiB, or above 64 KiB where the kernel's copy takes "
        "2.5 times memcpy's time or more (LANES_CMA_SLOWDOWN), "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
        "or of a rank that also receives on its node, allreduce and reduce_scatter_block of "

@@ -296,14 +296,16 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
   EXPECT_EQ(mode(large, SingleCopy::pulled), SingleCopy::pulled);
   EXPECT_EQ(mode(large, SingleCopy::exchange), SingleCopy::pulled);
   EXPECT_EQ(mode(large, SingleCopy::no), SingleCopy::no);
-  // Hinted messages within the inline limit go single-copy too, from single_copy_min() on:
-  // where a staged message would go in pieces.
+  // Hinted messages within the inline limit go single-copy too, from single_copy_min() on
+  // (above kSingleCopyMin, where the kernel's copy is fast), an exchange's too.
   const std::size_t least = pair.a->single_copy_min();
-  ASSERT_EQ(least, std::min(pair.geometry.chunk, kWholeMax) + 1);
+  ASSERT_EQ(least, std::min(pair.geometry.chunk, kSingleCopyMin) + 1);
   for (const SingleCopy hint : {SingleCopy::shared, SingleCopy::pulled}) {
     EXPECT_EQ(mode(least, hint), hint);
     EXPECT_EQ(mode(least - 1, hint), SingleCopy::no);
   }
+  EXPECT_EQ(mode(least, SingleCopy::exchange), SingleCopy::pulled);
+  EXPECT_EQ(mode(least - 1, SingleCopy::exchange), SingleCopy::no);
   EXPECT_EQ(mode(least, SingleCopy::no), SingleCopy::no);
   const auto by_turns = [](int m) {
     return m % 3 == 0 ? SingleCopy::no : m % 3 == 1 ? SingleCopy::shared : SingleCopy::pulled;

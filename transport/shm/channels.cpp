@@ -231,7 +231,7 @@ std::size_t NodeChannels::single_copy_min() const {
   // Where processes share cores, a message that fits the slot's two chunks goes staged: its
   // sender is done once it copied it in, without waiting for the receiver to be scheduled.
   if (prefer_single_) return geometry_.chunk + 1;
-  return std::min(geometry_.chunk, kWholeMax) + 1;
+  return std::min(geometry_.chunk, kSingleCopyMin) + 1;
 }
 
 void NodeChannels::fix_peers() {
@@ -339,7 +339,7 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
       least = single_copy_min();
       break;
     case SingleCopy::exchange:
-      least = std::min(geometry_.chunk, kWholeMax) + 1;
+      least = prefer_single_ ? std::min(geometry_.chunk, kWholeMax) + 1 : single_copy_min();
       break;
   }
   // The sender's choice only: a receiver publishes its destination from single_copy_min() on,
