@@ -130,12 +130,14 @@ long parse_int(const char* name, const std::string& v, long lo, long hi) {
 }
 
 // A finite number above 0 in decimal or exponent form ("100", "50.5", "1e9"), nothing around it.
-double parse_positive(const char* name, const std::string& whole, const std::string& v) {
+// `expected` names the whole value's form in the error.
+double parse_positive(const char* name, const std::string& whole, const std::string& v,
+                      const char* expected) {
   double x = 0;
   const char* end = v.data() + v.size();
   const auto [stop, ec] = std::from_chars(v.data(), end, x);
   if (v.empty() || ec != std::errc() || stop != end || !std::isfinite(x) || x <= 0) {
-    bad(name, whole, "comma-separated positive numbers");
+    bad(name, whole, expected);
   }
   return x;
 }
@@ -174,7 +176,8 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   if (auto v = get("LANES_LANES")) c.lanes = static_cast<int>(parse_int("LANES_LANES", *v, 0, 64));
   if (auto v = get("LANES_RAIL_WEIGHTS"); v && !v->empty()) {
     for (const std::string& w : split_list("LANES_RAIL_WEIGHTS", *v)) {
-      c.rail_weights.push_back(parse_positive("LANES_RAIL_WEIGHTS", *v, w));
+      c.rail_weights.push_back(
+          parse_positive("LANES_RAIL_WEIGHTS", *v, w, "comma-separated positive numbers"));
     }
   }
   if (auto v = get("LANES_PROGRESS")) {
@@ -200,13 +203,7 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
       c.cma = parse_bool("LANES_CMA", *v) ? CmaMode::on : CmaMode::off;
   }
   if (auto v = get("LANES_CMA_SLOWDOWN"); v && *v != "auto") {
-    double x = 0;
-    const char* end = v->data() + v->size();
-    const auto [stop, ec] = std::from_chars(v->data(), end, x);
-    if (v->empty() || ec != std::errc() || stop != end || !std::isfinite(x) || x <= 0) {
-      bad("LANES_CMA_SLOWDOWN", *v, "auto or a positive number");
-    }
-    c.cma_slowdown = x;
+    c.cma_slowdown = parse_positive("LANES_CMA_SLOWDOWN", *v, *v, "auto or a positive number");
   }
   if (auto v = get("LANES_CHECK")) c.check = parse_bool("LANES_CHECK", *v);
   if (auto v = get("LANES_TIMEOUT")) {
