@@ -84,12 +84,13 @@ inline constexpr std::size_t kWholeMax = 16 * 1024;
 
 // Where each process has a core, a hinted message above this size goes single-copy where the
 // kernel's copy is fast (below kSlowSingleCopyRatio), an exchange's too: a whole staged message
-// costs two copies one after the other and, on an Intel Xeon (ratio 1.7-2.4), the receiver's copy
-// of lines the other core has just written is slow. There, p=2, two rounds alternating 16 KiB
-// + 1 and 4 KiB + 1 as the least (lanes-bench --algorithms auto --reps 2000, medians): 16 KB
-// bcast 1.73-1.85 us against 3.49-3.51, gather 2.33-2.38 against 3.26-3.28, alltoall 2.48-2.58
-// against 2.91-2.98, allgather 2.24-2.31 against 2.98-3.12; 8 KB bcast 1.24-1.39 against
-// 1.75-2.03; 6 KB alike (alltoall, allgather) or faster (bcast 1.21-1.41 against 1.37-1.65).
+// costs two copies one after the other, and on an Intel Xeon (ratio 1.7-2.4) a 16 KB one took
+// about 3.5 us (a bcast's median), far more than two in-cache memcpys. There, p=2, two rounds
+// alternating 16 KiB + 1 and 4 KiB + 1 as the least (lanes-bench --algorithms auto --reps 2000,
+// medians): 16 KB bcast 1.73-1.85 us against 3.49-3.51, gather 2.33-2.38 against 3.26-3.28,
+// alltoall 2.48-2.58 against 2.91-2.98, allgather 2.24-2.31 against 2.98-3.12; 8 KB bcast
+// 1.24-1.39 against 1.75-2.03; 6 KB alike (alltoall, allgather) or faster (bcast 1.21-1.41 against
+// 1.37-1.65).
 inline constexpr std::size_t kSingleCopyMin = 4 * 1024;
 
 // Where each process has a core and the kernel's copy of a peer's pages takes this many times

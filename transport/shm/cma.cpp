@@ -55,9 +55,8 @@ double cma_slowdown(pid_t pid, const void* remote, const void* local, std::size_
   double best_read = 1e30, best_copy = 1e30;
   // Round 0 warms pages and caches up; the best of the others, as where processes share cores
   // a round may lose its core midway (best of 3 rounds gave 1.7-3.2 on 4 processes on 2 cores).
-  // Forty of them, about 4 ms for a megabyte: on an Intel Xeon whose ratio lies near the rules'
-  // threshold of 2, eight start-ups gave 1.9-2.4 with the best of 8 and 2.0-2.2 with the best
-  // of 40.
+  // Forty of them: on an Intel Xeon whose ratio lies near 2, eight start-ups gave 1.9-2.4 with
+  // the best of 8 and 2.0-2.2 with the best of 40 (1.7-2.1 in later start-ups).
   for (int round = 0; round < 41; ++round) {
     const auto t0 = clock::now();
     if (!cma_read(pid, sink.data(), remote, bytes, error)) return 0;
