@@ -12,12 +12,14 @@
 //    kernel's copy is slow;
 //  - balanced, for such a root whose one local peer is its only one and that has no off-node
 //    sends, whose local copy is as large as what it sends (scatter's root between two ranks):
-//    pulled where the kernel's copy is as fast as memcpy, else the root writes the share that
-//    has both finish together (AMD EPYC, s = 3.4, lanes-bench --collective scatter --impl lanes,
+//    pulled where the kernel's copy is as fast as memcpy or the message is below
+//    transport::kSharedPushMin, else the root writes the share that has both finish together
+//    (AMD EPYC, s = 3.4, lanes-bench --collective scatter --impl lanes,
 //    three alternating rounds, medians: 400 KB 19.6-20.7 us against 28.2-34.2 pulled, 4 MB
 //    220-232 against 348-384, 8 MB 464-536 against 1000-1079; 80 KB alike);
 //  - shared, in the other schedules that combine nothing (bcast and gather between two ranks, a
-//    gather tree's relays): sender and receiver each copy half;
+//    gather tree's relays): sender and receiver each copy half (below
+//    transport::kSharedPushMin the receiver all of it);
 //  - exchange, the pulled case whose every node send waits for no receive (alltoall): where
 //    processes share cores, pulled from above a whole slot message too;
 //  - no (staged), in the other reductions, in every reduction whose vectors exceed

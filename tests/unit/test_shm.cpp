@@ -300,8 +300,10 @@ TEST(NodeChannels, SenderChoosesTheProtocolPerMessage) {
   // (above kSingleCopyMin, where the kernel's copy is fast), an exchange's too.
   const std::size_t least = pair.a->single_copy_min();
   ASSERT_EQ(least, std::min(pair.geometry.chunk, kSingleCopyMin) + 1);
+  // (A shared message that small is pulled: below kSharedPushMin.)
+  static_assert(kSingleCopyMin < kSharedPushMin);
   for (const SingleCopy hint : {SingleCopy::shared, SingleCopy::pulled}) {
-    EXPECT_EQ(mode(least, hint), hint);
+    EXPECT_EQ(mode(least, hint), SingleCopy::pulled);
     EXPECT_EQ(mode(least - 1, hint), SingleCopy::no);
   }
   EXPECT_EQ(mode(least, SingleCopy::exchange), SingleCopy::pulled);
@@ -442,6 +444,37 @@ TEST(NodeChannels, BalancedSenderWritesTheShareThatEvensTheCopies) {
   shared_cores.a->set_cma_slowdown(1.5);
   EXPECT_EQ(shared_cores.a->send(1, 0, data.data(), bytes, SingleCopy::balanced).single_mode(),
             SingleCopy::shared);
+}
+
+// Where each process has a core, a shared or balanced message below kSharedPushMin goes pulled
+// (the sender writes nothing); from that size on the sender writes its share. Where processes
+// share cores, the sender always writes its half.
+TEST(NodeChannels, SmallSharedMessagesArePulled) {
+  Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
+  pair.probe();
+  ASSERT_TRUE(pair.a->cma_possible());
+  pair.a->set_cma_slowdown(2.0);  // balanced: a quarter
+  std::vector<char> data(kSharedPushMin);
+  const auto mode = [&](std::size_t n, SingleCopy hint) {
+    return pair.a->send(1, 0, data.data(), n, hint).single_mode();
+  };
+  const std::size_t below = kSharedPushMin - 1;
+  EXPECT_EQ(pair.a->push_bytes(below), 0u);
+  EXPECT_EQ(pair.a->balanced_push_bytes(below), 0u);
+  EXPECT_EQ(mode(below, SingleCopy::shared), SingleCopy::pulled);
+  EXPECT_EQ(mode(below, SingleCopy::balanced), SingleCopy::pulled);
+  EXPECT_GT(pair.a->push_bytes(kSharedPushMin), 0u);
+  EXPECT_GT(pair.a->balanced_push_bytes(kSharedPushMin), 0u);
+  EXPECT_EQ(mode(kSharedPushMin, SingleCopy::shared), SingleCopy::shared);
+  EXPECT_EQ(mode(kSharedPushMin, SingleCopy::balanced), SingleCopy::shared);
+  // Both sides of the rule deliver every byte.
+  for (std::size_t n : {below, kSharedPushMin}) {
+    exchange(pair, n, 3,
+             [](int m) { return m % 2 == 0 ? SingleCopy::shared : SingleCopy::balanced; });
+  }
+  Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
+  shared_cores.probe();
+  EXPECT_EQ(shared_cores.a->push_bytes(below), below / 2 / 4096 * 4096);
 }
 
 // A pulled message: the sender writes nothing into the receiver's buffer, and its send completes

@@ -273,12 +273,13 @@ void NodeChannels::prefetch_send_slot(int peer, std::uint64_t msg) const {
 }
 
 std::size_t NodeChannels::push_bytes(std::size_t bytes) const {
+  if (!prefer_single_ && bytes < kSharedPushMin) return 0;
   const std::size_t share = bytes / 100 * static_cast<std::size_t>(geometry_.push_percent);
   return share / kPushUnit * kPushUnit;
 }
 
 std::size_t NodeChannels::balanced_push_bytes(std::size_t bytes) const {
-  if (cma_slowdown_ <= 1) return 0;
+  if (cma_slowdown_ <= 1 || (!prefer_single_ && bytes < kSharedPushMin)) return 0;
   const double share = (1 - 1 / cma_slowdown_) / 2;
   return static_cast<std::size_t>(static_cast<double>(bytes) * share) / kPushUnit * kPushUnit;
 }
@@ -321,7 +322,10 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
     // Where processes share cores, the sender pushes its half while the receiver may not even
     // be scheduled, rather than wait for the receiver to pull it all.
     t.single_ = prefer_single_ || hint == SingleCopy::no ? SingleCopy::shared : hint;
-    if (t.single_ == SingleCopy::shared) t.push_ = push_bytes(bytes);
+    if (t.single_ == SingleCopy::shared) {
+      t.push_ = push_bytes(bytes);
+      if (t.push_ == 0) t.single_ = SingleCopy::pulled;
+    }
   }
   return t;
 }

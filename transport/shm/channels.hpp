@@ -34,7 +34,7 @@ namespace lanes::transport {
 //  - shared: the sender writes NodeChannels::push_bytes() of it, the receiver reads the rest, so
 //    both copy at once: for a call whose sender has nothing else to copy meanwhile (bcast and
 //    gather between two ranks; p=2, a core each, bcast 64 KiB: 5.7-6.1 us against 6.7-7.6 us
-//    staged);
+//    staged); pulled below kSharedPushMin where each process has a core;
 //  - pulled: the receiver reads all of it and the sender copies nothing: for exchanges
 //    (alltoall, allgather, a reduction's exchange steps), whose every core copies its own
 //    receives anyway, and senders busy with other copies (scatter's root of several) (p=2, alltoall
@@ -92,6 +92,17 @@ inline constexpr std::size_t kWholeMax = 16 * 1024;
 // 1.24-1.39 against 1.75-2.03; 6 KB alike (alltoall, allgather) or faster (bcast 1.21-1.41 against
 // 1.37-1.65).
 inline constexpr std::size_t kSingleCopyMin = 4 * 1024;
+
+// Where each process has a core, a shared or balanced single-copy message below this size goes
+// pulled: the receiver reads all of it while the sender waits. The sender's share costs it a
+// wait for the receiver's address and a system call of its own, which half of a small copy does
+// not repay. p=2, two or more rounds each (bench/preload_sweep.sh: the average over both ranks):
+// bcast of 16 KiB 1.52-1.55 us pulled against 1.83-1.86 shared (Open MPI 1.53-1.61), scatter
+// 1.56-1.62 against 1.91-1.94; bcast of 64 KiB 3.43-3.46 against 2.86-2.92. The slowest rank's
+// time (lanes-bench --algorithms auto, medians, two rounds): bcast of 16 KB 1.70-1.82 against
+// 1.83-2.21, 8 KB alike; 24 and 32 KB shared faster (bcast 1.99-2.10 us against 2.12-2.23, and
+// 2.27-2.34 against 2.35-2.72).
+inline constexpr std::size_t kSharedPushMin = 20 * 1024;
 
 // Where each process has a core and the kernel's copy of a peer's pages takes this many times
 // memcpy's time or more (the node's probed ratio, NodeChannels::cma_slowdown()), messages up to
@@ -278,7 +289,8 @@ class NodeChannels {
   // ago, and reading it is otherwise a cache miss on every send.
   void prefetch_send_slot(int peer, std::uint64_t msg) const;
   // The part of a shared single-copy message of `bytes` that the sender writes into the
-  // receiver's buffer (the receiver reads the rest itself), and that part for a balanced one
+  // receiver's buffer (the receiver reads the rest itself; 0 below kSharedPushMin where each
+  // process has a core, and the message goes pulled), and that part for a balanced one
   // (SingleCopy::balanced; 0 where the kernel's copy is not slower than memcpy). Whole pages.
   std::size_t push_bytes(std::size_t bytes) const;
   std::size_t balanced_push_bytes(std::size_t bytes) const;
