@@ -59,6 +59,7 @@ std::shared_ptr<const PreparedSchedule> prepare(const CommImpl& comm, algos::Sch
   }
   p->node_copy =
       node_copy_of(schedule, layout, comm.rank(), comm.cma(), reduce, comm.cma_slowdown());
+  p->node_receiver_busy = node_receiver_busy(schedule, layout, comm.rank());
   p->fusions = fusable_receives(schedule, layout, comm.rank(), p->dependents);
   p->node_sends.assign(sends.begin(), sends.end());
   p->node_recvs.assign(recvs.begin(), recvs.end());
@@ -160,7 +161,8 @@ void Execution::start_op(OpId id) {
         is_send ? ch->send(peer, node_send_base_[static_cast<std::size_t>(peer)] + op.msg, data,
                            bytes, prepared_->node_copy)
                 : ch->recv(peer, node_recv_base_[static_cast<std::size_t>(peer)] + op.msg, data,
-                           bytes, fused_.sink_for(id, waiting_for_fusion(id), *ch, bytes));
+                           bytes, fused_.sink_for(id, waiting_for_fusion(id), *ch, bytes),
+                           prepared_->node_receiver_busy);
   } else {
     transfers_[id] = start_off_node(op, data, bytes);
   }

@@ -39,6 +39,8 @@ struct PreparedSchedule {
   bool small_node = false;
   // Which node messages go single-copy where the node allows it (lib/node_copy.hpp).
   transport::SingleCopy node_copy = transport::SingleCopy::no;
+  // This rank copies on its own while it receives on its node (lib/node_copy.hpp).
+  bool node_receiver_busy = false;
   // op -> the combine its node receive may do as the pieces arrive (lib/fused_receive.hpp).
   std::vector<Fusion> fusions;
 };

@@ -20,6 +20,16 @@ std::size_t user_bytes(const algos::Schedule& schedule) {
   return most;
 }
 
+bool node_receiver_busy(const algos::Schedule& schedule, const algos::Layout& layout, int rank) {
+  bool copies = false, receives = false;
+  for (const algos::Op& op : schedule.ops) {
+    if (op.kind == algos::OpKind::combine) return false;
+    if (op.kind == algos::OpKind::copy) copies = true;
+    if (op.kind == algos::OpKind::recv && layout.same_node(op.peer, rank)) receives = true;
+  }
+  return copies && receives;
+}
+
 transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos::Layout& layout,
                                    int rank, bool cma, bool reduce, double cma_slowdown) {
   using algos::OpKind;

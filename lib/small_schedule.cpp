@@ -116,7 +116,8 @@ class SmallRun {
           channels_->recv(peer, base_of(prepared_.node_recvs, recv_base_, peer) + op.msg,
                           buffers_.at(op.dst), op.dst.bytes,
                           fused_.sink_for(static_cast<OpId>(id), c == kNoFusion ? 0 : waiting_[c],
-                                          *channels_, op.dst.bytes));
+                                          *channels_, op.dst.bytes),
+                          prepared_.node_receiver_busy);
     }
     const XferState st = transfers_[id].test(why_);
     if (st == XferState::failed) failed(id);

@@ -414,7 +414,9 @@ TEST(NodeChannels, BalancedSenderWritesTheShareThatEvensTheCopies) {
   Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
   pair.probe();
   ASSERT_TRUE(pair.a->cma_possible());
-  const std::size_t bytes = std::size_t{3} << 20;
+  // Below kSharedSplitMin: from kSharedSplitMin on both sides claim pieces instead (below).
+  const std::size_t bytes = std::size_t{768} << 10;
+  static_assert(std::size_t{768} << 10 < kSharedSplitMin);
   std::vector<char> data(bytes);
   const auto mode = [&](SingleCopy hint) {
     return pair.a->send(1, 0, data.data(), bytes, hint).single_mode();
@@ -425,7 +427,7 @@ TEST(NodeChannels, BalancedSenderWritesTheShareThatEvensTheCopies) {
     EXPECT_EQ(mode(SingleCopy::balanced), SingleCopy::pulled) << unknown_or_fast;
   }
   pair.a->set_cma_slowdown(3.0);
-  EXPECT_EQ(pair.a->balanced_push_bytes(bytes), bytes / 3);  // 1 MiB: whole pages
+  EXPECT_EQ(pair.a->balanced_push_bytes(bytes), bytes / 3);  // 256 KiB: whole pages
   EXPECT_EQ(pair.a->balanced_push_bytes(bytes + 100), bytes / 3);
   EXPECT_EQ(mode(SingleCopy::balanced), SingleCopy::shared);
   EXPECT_GT(pair.a->push_bytes(bytes), pair.a->balanced_push_bytes(bytes));  // shared: about half
@@ -475,6 +477,62 @@ TEST(NodeChannels, SmallSharedMessagesArePulled) {
   Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
   shared_cores.probe();
   EXPECT_EQ(shared_cores.a->push_bytes(below), below / 2 / 4096 * 4096);
+}
+
+// From kSharedSplitMin bytes, where each process has a core, a shared message whose sender is
+// busy (balanced) or whose receiver is goes by pieces that both sides claim; every byte arrives
+// whichever side takes which, also when the receiver takes them all before the sender looks
+// again. Where nobody is busy it keeps the halves fixed in advance.
+TEST(NodeChannels, ClaimedPiecesDeliverEveryByte) {
+  Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
+  pair.probe();
+  ASSERT_TRUE(pair.a->cma_possible());
+  const std::size_t bytes = 2 * kSharedSplitMin + 12345;
+  std::vector<char> data(bytes);
+  EXPECT_EQ(pair.a->send(1, 0, data.data(), bytes, SingleCopy::balanced).single_mode(),
+            SingleCopy::shared);
+  for (int round = 0; round < 3; ++round) {
+    for (const bool receiver_busy : {false, true}) {
+      for (const SingleCopy hint : {SingleCopy::balanced, SingleCopy::shared}) {
+        const std::uint64_t msg = pair.next_msg++;
+        const std::vector<unsigned char> out = pattern(bytes, round * 4 + (receiver_busy ? 2 : 0));
+        std::vector<unsigned char> in(bytes, 0);
+        std::string es, er;
+        ShmTransfer r = pair.b->recv(0, msg, in.data(), bytes, {}, receiver_busy);
+        ShmTransfer snd = pair.a->send(1, msg, out.data(), bytes, hint);
+        if (round == 0 && (hint == SingleCopy::balanced || receiver_busy)) {
+          // Pieces: the sender posts and looks no further; the receiver takes them all.
+          EXPECT_EQ(snd.test(es), XferState::pending);
+          EXPECT_EQ(drive(r, er), XferState::done) << er;
+          EXPECT_EQ(drive(snd, es), XferState::done) << es;
+        } else {
+          std::thread t([&] { EXPECT_EQ(drive(snd, es), XferState::done) << es; });
+          EXPECT_EQ(drive(r, er), XferState::done) << er;
+          t.join();
+        }
+        EXPECT_TRUE(in == out) << "round " << round << ", receiver busy " << receiver_busy;
+      }
+    }
+  }
+}
+
+// A busy receiver that withdraws before the sender claimed its destination: the sender writes
+// nothing and fails.
+TEST(NodeChannels, ClaimedPiecesWithdrawnBeforeTheClaim) {
+  Pair pair(CopyPolicy{.single_possible = true, .prefer_single = false});
+  pair.probe();
+  const std::size_t bytes = kSharedSplitMin + 4096;
+  const std::vector<unsigned char> out = pattern(bytes, 11);
+  std::vector<unsigned char> in(bytes, 0xCA);
+  std::string error;
+  ShmTransfer r = pair.b->recv(0, 0, in.data(), bytes, {}, true);
+  EXPECT_EQ(r.test(error), XferState::pending);  // publishes the destination
+  r.withdraw(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  EXPECT_EQ(r.test(error), XferState::failed);
+  ShmTransfer s = pair.a->send(1, 0, out.data(), bytes, SingleCopy::shared);
+  EXPECT_EQ(drive(s, error), XferState::failed);
+  EXPECT_NE(error.find("gave the message up"), std::string::npos) << error;
+  EXPECT_EQ(std::count(in.begin(), in.end(), 0xCA), static_cast<std::ptrdiff_t>(bytes));
 }
 
 // A pulled message: the sender writes nothing into the receiver's buffer, and its send completes

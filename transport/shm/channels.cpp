@@ -17,9 +17,15 @@ namespace lanes::transport {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
-constexpr std::uint32_t kVersion = 7;
+constexpr std::uint32_t kVersion = 8;
 constexpr std::size_t kLine = 64;
 constexpr std::size_t kPushUnit = 4096;  // a shared single copy splits at a page boundary
+// SendLine::single: the SingleCopy in the low byte, and for a shared message that may go by
+// claimed pieces (kSharedSplitMin), kClaimable, with kSenderBusy where the sender has copies of
+// its own to make (a balanced hint).
+constexpr std::uint32_t kModeMask = 0xFFu;
+constexpr std::uint32_t kClaimable = 0x100u;
+constexpr std::uint32_t kSenderBusy = 0x200u;
 constexpr auto acq = std::memory_order_acquire;
 constexpr auto rel = std::memory_order_release;
 
@@ -64,12 +70,21 @@ struct alignas(kLine) SendMore {
   std::uint64_t src_addr;
 };
 
+// A shared message of kSharedSplitMin bytes or more: its pieces (share_piece()), claimed one at
+// a time by whichever side comes first. Both sides write this line, a few times per message.
+struct alignas(kLine) ShareLine {
+  std::atomic<std::uint64_t> taken;        // pieces taken: the sender's from the front (low 32
+                                           // bits), the receiver's from the back (high 32)
+  std::atomic<std::uint64_t> pieces_done;  // pieces in the receiver's buffer
+};
+
 struct alignas(kLine) RecvLine {
   std::atomic<std::uint64_t> recv_posted;  // cma: destination address valid (tag)
   std::atomic<std::uint64_t> recv_done;    // message complete, slot free for message + slots
   std::atomic<std::uint64_t> read;         // staged: pieces consumed (count)
   std::uint64_t dst_addr;
   std::uint64_t dst_bytes;
+  std::uint32_t busy;  // cma: the receiver has copies of its own to make (claimed pieces)
 };
 
 // The lines polled on the fast path share a 128-byte block, and the chunk buffers start on one:
@@ -80,7 +95,7 @@ struct SlotCtl {
   SendLine s;
   RecvLine r;
   SendMore m;
-  char unused[kLine];
+  ShareLine sh;
 };
 static_assert(sizeof(SlotCtl) == 4 * kLine);
 
@@ -89,6 +104,27 @@ constexpr std::uint64_t kWithdrawn = std::uint64_t{1} << 63;
 
 constexpr std::size_t round_up(std::size_t v, std::size_t a) {
   return (v + a - 1) / a * a;
+}
+
+// The pieces of a shared message that both sides claim: about a sixteenth of it in whole pages,
+// from 64 KiB to 1 MiB, so that the side that finishes first takes over at most a piece late.
+std::size_t share_piece(std::size_t bytes) {
+  return std::clamp<std::size_t>(round_up(bytes / 16, kPushUnit), 64 * 1024, 1024 * 1024);
+}
+
+// Takes the next piece of `pieces` from the front (the sender) or the back (the receiver) of a
+// shared message, so that each side copies one contiguous run; `pieces` when none is left.
+std::uint64_t take_piece(std::atomic<std::uint64_t>& taken, std::uint64_t pieces, bool front) {
+  constexpr std::uint64_t kLow = 0xFFFFFFFFu;
+  std::uint64_t cur = taken.load(acq);
+  for (;;) {
+    const std::uint64_t f = cur & kLow, b = cur >> 32;
+    if (f + b >= pieces) return pieces;
+    const std::uint64_t next = front ? cur + 1 : cur + (std::uint64_t{1} << 32);
+    if (taken.compare_exchange_weak(cur, next, std::memory_order_acq_rel, acq)) {
+      return front ? f : pieces - 1 - b;
+    }
+  }
 }
 
 std::size_t header_bytes(int local_size) {
@@ -318,6 +354,7 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   } else if (hint == SingleCopy::balanced && !prefer_single_) {
     t.push_ = balanced_push_bytes(bytes);
     t.single_ = t.push_ > 0 ? SingleCopy::shared : SingleCopy::pulled;
+    if (bytes >= kSharedSplitMin) t.single_ = SingleCopy::shared;
   } else {
     // Where processes share cores, the sender pushes its half while the receiver may not even
     // be scheduled, rather than wait for the receiver to pull it all.
@@ -327,6 +364,8 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
       if (t.push_ == 0) t.single_ = SingleCopy::pulled;
     }
   }
+  t.claimable_ = t.single_ == SingleCopy::shared && !prefer_single_ && bytes >= kSharedSplitMin;
+  t.busy_ = t.claimable_ && hint == SingleCopy::balanced;
   return t;
 }
 
@@ -365,9 +404,10 @@ std::size_t NodeChannels::piece_bytes(std::size_t bytes) const {
 }
 
 ShmTransfer NodeChannels::recv(int peer, std::uint64_t msg, void* data, std::size_t bytes,
-                               PieceSink sink) {
+                               PieceSink sink, bool busy) {
   ShmTransfer t;
   t.sink_ = sink;
+  t.busy_ = busy && !prefer_single_ && bytes >= kSharedSplitMin;
   t.ch_ = this;
   t.slot_ = slot(peer, local_rank_, msg);
   t.peer_ = peer;
@@ -407,6 +447,10 @@ void ShmTransfer::withdraw(std::chrono::steady_clock::time_point deadline) {
   step_ = Step::finished;
   error_ = std::make_shared<const std::string>("withdrawn after the call failed");
   if (s->r.recv_posted.load(acq) != tag_) return;  // never published: nobody writes here
+  // A sender that shares the message by pieces claims no more of them.
+  if (claimed_ || (s->s.posted.load(acq) == tag_ && (s->s.single & kClaimable) != 0)) {
+    s->sh.taken.fetch_add(std::uint64_t{1} << 30, std::memory_order_acq_rel);
+  }
   std::uint64_t claim = 0;
   if (s->m.claim.compare_exchange_strong(claim, tag_ | kWithdrawn, std::memory_order_acq_rel)) {
     return;  // taken back before the sender claimed it
@@ -429,7 +473,8 @@ XferState ShmTransfer::advance_send(std::string& error) {
         if (!slot_free()) return XferState::pending;
         s->s.bytes = bytes_;
         // Every message sets it: the slot held another one before.
-        s->s.single = static_cast<std::uint32_t>(single_);
+        s->s.single = static_cast<std::uint32_t>(single_) | (claimable_ ? kClaimable : 0u) |
+                      (busy_ ? kSenderBusy : 0u);
         s->s.push_pages = static_cast<std::uint32_t>(push_ / kPushUnit);
         if (staging.whole() && single_ == SingleCopy::no) {
           if (bytes_ > 0) std::memcpy(whole_area(slot_, bytes_), data_, bytes_);
@@ -443,8 +488,15 @@ XferState ShmTransfer::advance_send(std::string& error) {
           s->s.posted.store(tag_, rel);
           step_ = Step::send_wait_done;
         } else if (single_ == SingleCopy::shared) {
+          if (claimable_) {
+            s->sh.taken.store(0, std::memory_order_relaxed);
+            s->sh.pieces_done.store(0, std::memory_order_relaxed);
+          }
           s->s.posted.store(tag_, rel);
           step_ = Step::send_wait_recv;
+          // A busy sender claims pieces from its next poll on: its own copies first (a scatter
+          // root's own block), while the receiver starts on them.
+          if (busy_) return XferState::pending;
         } else {
           s->m.written.store(0, std::memory_order_relaxed);
           s->r.read.store(0, std::memory_order_relaxed);
@@ -454,6 +506,12 @@ XferState ShmTransfer::advance_send(std::string& error) {
         }
         break;
       case Step::send_wait_recv: {
+        // The receiver may have taken every piece and completed the message; the slot may even
+        // carry a later message of this sender's by now: touch nothing then.
+        if (claimable_ && s->r.recv_done.load(acq) >= tag_) {
+          step_ = Step::finished;
+          return state_ = XferState::done;
+        }
         if (s->m.error.load(acq) == tag_) return fail(error, "the receiver rejected the message");
         if (s->r.recv_posted.load(acq) != tag_) return XferState::pending;
         if (s->r.dst_bytes != bytes_) {  // never write past the receiver's buffer
@@ -470,8 +528,27 @@ XferState ShmTransfer::advance_send(std::string& error) {
           return fail(error, "the receiver gave the message up (its call failed)");
         }
         std::string why;
-        if (push_ > 0 && !cma_write(ch_->pid_of(peer_), data_,
-                                    reinterpret_cast<void*>(s->r.dst_addr), push_, why)) {
+        claimed_ = claimable_ && (busy_ || s->r.busy != 0);
+        if (claimed_) {
+          const std::size_t piece = share_piece(bytes_);
+          const std::size_t pieces = (bytes_ + piece - 1) / piece;
+          for (;;) {
+            if (s->m.error.load(acq) == tag_)
+              return fail(error, "the receiver rejected the message");
+            const std::uint64_t c = take_piece(s->sh.taken, pieces, true);
+            if (c >= pieces) break;
+            const std::size_t off = c * piece;
+            if (!cma_write(ch_->pid_of(peer_), data_ + off,
+                           reinterpret_cast<char*>(s->r.dst_addr) + off,
+                           std::min(piece, bytes_ - off), why)) {
+              peer_gone_ = errno == ESRCH;
+              s->m.error.store(tag_, rel);
+              return fail(error, why);
+            }
+            s->sh.pieces_done.fetch_add(1, std::memory_order_acq_rel);
+          }
+        } else if (push_ > 0 && !cma_write(ch_->pid_of(peer_), data_,
+                                           reinterpret_cast<void*>(s->r.dst_addr), push_, why)) {
           peer_gone_ = errno == ESRCH;
           s->m.error.store(tag_, rel);
           return fail(error, why);
@@ -525,6 +602,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         if (bytes_ >= ch_->single_copy_min() && ch_->cma_possible()) {
           s->r.dst_addr = reinterpret_cast<std::uint64_t>(data_);
           s->r.dst_bytes = bytes_;
+          s->r.busy = busy_ ? 1u : 0u;
           s->m.claim.store(0, std::memory_order_relaxed);  // published by the release below
           s->r.recv_posted.store(tag_, rel);
         }
@@ -540,7 +618,8 @@ XferState ShmTransfer::advance_recv(std::string& error) {
                                  " were expected (do all ranks pass the same sizes? "
                                  "LANES_CHECK=1 tells)");
         }
-        if (s->s.single == 0 && staging_of(bytes_, ch_->geometry_.chunk).whole()) {
+        const std::uint32_t mode = s->s.single & kModeMask;
+        if (mode == 0 && staging_of(bytes_, ch_->geometry_.chunk).whole()) {
           if (bytes_ > 0 && !deliver(0, whole_area(slot_, bytes_), bytes_)) {
             s->m.error.store(tag_, rel);
             return fail(error, "the receiver could not take the message");
@@ -549,9 +628,37 @@ XferState ShmTransfer::advance_recv(std::string& error) {
           step_ = Step::finished;
           return state_ = XferState::done;
         }
-        if (s->s.single != 0) {
+        claimed_ = (s->s.single & kClaimable) != 0 && ((s->s.single & kSenderBusy) != 0 || busy_);
+        if (mode != 0 && claimed_) {
           if (!ch_->cma_possible()) return fail(error, "internal: single copy where CMA fails");
-          const bool pulled = s->s.single == static_cast<std::uint32_t>(SingleCopy::pulled);
+          // A busy receiver claims pieces from its next poll on: its own copies first.
+          if (busy_ && !deferred_) {
+            deferred_ = true;
+            return XferState::pending;
+          }
+          const std::size_t piece = share_piece(bytes_);
+          const std::size_t pieces = (bytes_ + piece - 1) / piece;
+          std::string why;
+          for (;;) {
+            if (s->m.error.load(acq) == tag_) return fail(error, "the sender failed to push data");
+            const std::uint64_t c = take_piece(s->sh.taken, pieces, false);
+            if (c >= pieces) break;
+            const std::size_t off = c * piece;
+            if (!cma_read(ch_->pid_of(peer_), data_ + off,
+                          reinterpret_cast<const char*>(s->m.src_addr) + off,
+                          std::min(piece, bytes_ - off), why)) {
+              peer_gone_ = errno == ESRCH;
+              s->m.error.store(tag_, rel);
+              return fail(error, why);
+            }
+            s->sh.pieces_done.fetch_add(1, std::memory_order_acq_rel);
+          }
+          step_ = Step::recv_wait_push;
+          break;
+        }
+        if (mode != 0) {
+          if (!ch_->cma_possible()) return fail(error, "internal: single copy where CMA fails");
+          const bool pulled = mode == static_cast<std::uint32_t>(SingleCopy::pulled);
           const std::size_t push = pulled ? 0 : std::size_t{s->s.push_pages} * kPushUnit;
           if (push > bytes_) {
             s->m.error.store(tag_, rel);
@@ -581,7 +688,13 @@ XferState ShmTransfer::advance_recv(std::string& error) {
         break;
       }
       case Step::recv_wait_push:
-        if (s->m.send_done.load(acq) != tag_) {
+        if (claimed_) {
+          const std::size_t piece = share_piece(bytes_);
+          if (s->sh.pieces_done.load(acq) < (bytes_ + piece - 1) / piece) {
+            if (s->m.error.load(acq) == tag_) return fail(error, "the sender failed to push data");
+            return XferState::pending;
+          }
+        } else if (s->m.send_done.load(acq) != tag_) {
           if (s->m.error.load(acq) == tag_) return fail(error, "the sender failed to push data");
           return XferState::pending;
         }

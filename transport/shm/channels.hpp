@@ -104,6 +104,14 @@ inline constexpr std::size_t kSingleCopyMin = 4 * 1024;
 // 2.27-2.34 against 2.35-2.72).
 inline constexpr std::size_t kSharedPushMin = 20 * 1024;
 
+// Where each process has a core, a shared message from this size on is not split in advance:
+// sender and receiver claim its pieces (about a sixteenth of it each) one at a time until none
+// is left, so that the side that starts first or copies faster takes more of it, and a sender
+// with other work (a scatter's root copying its own block, a balanced hint) joins once that is
+// done rather than with a share guessed from the probe. Each side claims from its second poll
+// of the message on: the caller's own copies run first.
+inline constexpr std::size_t kSharedSplitMin = 1024 * 1024;
+
 // Where each process has a core and the kernel's copy of a peer's pages takes this many times
 // memcpy's time or more (the node's probed ratio, NodeChannels::cma_slowdown()), messages up to
 // kSlowSingleCopyStagedMax go staged whatever the hint: the pipelined staged copy's two memcpys,
@@ -218,8 +226,15 @@ class ShmTransfer {
   std::size_t bytes_ = 0;
   std::size_t piece_index_ = 0;
   SingleCopy single_ = SingleCopy::no;  // sender: cma rather than staged, and who copies
-  std::size_t push_ = 0;                // shared sender: the part it writes itself
-  PieceSink sink_;                      // receiver: consumes the message instead of data_
+  // A shared message of kSharedSplitMin bytes or more: the sender allows claimed pieces
+  // (claimable_); this side has copies of its own to make (busy_); the two sides claim pieces
+  // (claimed_, where either side is busy); a busy receiver let its first poll pass (deferred_).
+  bool claimable_ = false;
+  bool busy_ = false;
+  bool claimed_ = false;
+  bool deferred_ = false;
+  std::size_t push_ = 0;  // shared sender: the part it writes itself
+  PieceSink sink_;        // receiver: consumes the message instead of data_
   Step step_ = Step::wait_slot;
   bool peer_gone_ = false;
   bool size_mismatch_ = false;
@@ -280,7 +295,11 @@ class NodeChannels {
                    SingleCopy hint = SingleCopy::no);
   // With a `sink`, the message is consumed by it rather than copied into `data` (which a
   // single-copy message still lands in).
-  ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes, PieceSink sink = {});
+  // `busy`: this receiver has copies of its own to make meanwhile (a gather's root): a shared
+  // message from kSharedSplitMin bytes then goes by claimed pieces, so that its sender copies
+  // more of it.
+  ShmTransfer recv(int peer, std::uint64_t msg, void* data, std::size_t bytes, PieceSink sink = {},
+                   bool busy = false);
   // The size of the pieces a staged message of `bytes` crosses its slot in (the last one may be
   // shorter): `bytes` itself when it goes whole.
   std::size_t piece_bytes(std::size_t bytes) const;
