@@ -5,7 +5,8 @@
 //   inline  (bytes <= chunk): the sender copies into the slot and is done (eager);
 //   cma     (larger, when the node allows process_vm_readv/writev): both sides publish their
 //           buffer addresses; the sender pushes the first part straight into the receiver's
-//           buffer while the receiver pulls the rest: one copy, done by two cores;
+//           buffer while the receiver pulls the rest (or both claim pieces of it, from
+//           kSharedSplitMin where one side is busy): one copy, done by two cores;
 //   staged  (larger): the message streams through the slot's two chunk buffers.
 // The sender chooses between cma and staged (its CopyPolicy, or a hint per message) and records
 // the choice in the slot; the receiver follows it.
@@ -104,12 +105,18 @@ inline constexpr std::size_t kSingleCopyMin = 4 * 1024;
 // 2.27-2.34 against 2.35-2.72).
 inline constexpr std::size_t kSharedPushMin = 20 * 1024;
 
-// Where each process has a core, a shared message from this size on is not split in advance:
-// sender and receiver claim its pieces (about a sixteenth of it each) one at a time until none
-// is left, so that the side that starts first or copies faster takes more of it, and a sender
-// with other work (a scatter's root copying its own block, a balanced hint) joins once that is
-// done rather than with a share guessed from the probe. Each side claims from its second poll
-// of the message on: the caller's own copies run first.
+// Where each process has a core, a shared message from this size on whose sender (a balanced
+// hint: a scatter's root, which copies its own block too) or receiver (NodeChannels::recv's
+// `busy`: a gather's root) has copies of its own to make is not split in advance: sender and
+// receiver claim pieces of about a sixteenth of it, the sender from the front and the receiver
+// from the back, until none is left, so that the side that is free copies more; a busy side
+// claims from its second poll of the message on, once the caller's own copies ran. p=2, two
+// rounds alternating with the split in advance (lanes-bench --algorithms auto): gather of 4 MB
+// 332-335 us against 462-478, of 1 MB 50-56 against 98-101; scatter 331-335 against 361-365 and
+// 53-55 against 64-67; at 400 KB pieces were slower for the scatter (medians 15.2 against
+// 13.1-13.8 us), so 1 MiB. Messages whose two sides are alike (a bcast's) keep the halves:
+// pieces of a sixteenth, an eighth or a quarter of a 4 MB bcast took 167-204 us (medians)
+// against 167-169.
 inline constexpr std::size_t kSharedSplitMin = 1024 * 1024;
 
 // Where each process has a core and the kernel's copy of a peer's pages takes this many times
