@@ -111,6 +111,10 @@ constexpr std::size_t round_up(std::size_t v, std::size_t a) {
 std::size_t share_piece(std::size_t bytes) {
   return std::clamp<std::size_t>(round_up(bytes / 16, kPushUnit), 64 * 1024, 1024 * 1024);
 }
+std::size_t share_pieces(std::size_t bytes) {
+  const std::size_t piece = share_piece(bytes);
+  return (bytes + piece - 1) / piece;
+}
 
 // Takes the next piece of `pieces` from the front (the sender) or the back (the receiver) of a
 // shared message, so that each side copies one contiguous run; `pieces` when none is left.
@@ -463,6 +467,35 @@ void ShmTransfer::withdraw(std::chrono::steady_clock::time_point deadline) {
   }
 }
 
+bool ShmTransfer::copy_claimed_pieces(std::string& error) {
+  auto* s = static_cast<SlotCtl*>(slot_);
+  const std::size_t piece = share_piece(bytes_);
+  const std::size_t pieces = share_pieces(bytes_);
+  for (;;) {
+    if (s->m.error.load(acq) == tag_) {
+      fail(error,
+           is_send_ ? "the receiver rejected the message" : "the sender failed to push data");
+      return false;
+    }
+    const std::uint64_t c = take_piece(s->sh.taken, pieces, is_send_);
+    if (c >= pieces) return true;
+    const std::size_t off = c * piece;
+    const std::size_t n = std::min(piece, bytes_ - off);
+    std::string why;
+    const bool ok = is_send_ ? cma_write(ch_->pid_of(peer_), data_ + off,
+                                         reinterpret_cast<char*>(s->r.dst_addr) + off, n, why)
+                             : cma_read(ch_->pid_of(peer_), data_ + off,
+                                        reinterpret_cast<const char*>(s->m.src_addr) + off, n, why);
+    if (!ok) {
+      peer_gone_ = errno == ESRCH;
+      s->m.error.store(tag_, rel);
+      fail(error, why);
+      return false;
+    }
+    s->sh.pieces_done.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
 XferState ShmTransfer::advance_send(std::string& error) {
   auto* s = static_cast<SlotCtl*>(slot_);
   char* buf = buffer_of(slot_);
@@ -530,23 +563,7 @@ XferState ShmTransfer::advance_send(std::string& error) {
         std::string why;
         claimed_ = claimable_ && (busy_ || s->r.busy != 0);
         if (claimed_) {
-          const std::size_t piece = share_piece(bytes_);
-          const std::size_t pieces = (bytes_ + piece - 1) / piece;
-          for (;;) {
-            if (s->m.error.load(acq) == tag_)
-              return fail(error, "the receiver rejected the message");
-            const std::uint64_t c = take_piece(s->sh.taken, pieces, true);
-            if (c >= pieces) break;
-            const std::size_t off = c * piece;
-            if (!cma_write(ch_->pid_of(peer_), data_ + off,
-                           reinterpret_cast<char*>(s->r.dst_addr) + off,
-                           std::min(piece, bytes_ - off), why)) {
-              peer_gone_ = errno == ESRCH;
-              s->m.error.store(tag_, rel);
-              return fail(error, why);
-            }
-            s->sh.pieces_done.fetch_add(1, std::memory_order_acq_rel);
-          }
+          if (!copy_claimed_pieces(error)) return state_;
         } else if (push_ > 0 && !cma_write(ch_->pid_of(peer_), data_,
                                            reinterpret_cast<void*>(s->r.dst_addr), push_, why)) {
           peer_gone_ = errno == ESRCH;
@@ -636,23 +653,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
             deferred_ = true;
             return XferState::pending;
           }
-          const std::size_t piece = share_piece(bytes_);
-          const std::size_t pieces = (bytes_ + piece - 1) / piece;
-          std::string why;
-          for (;;) {
-            if (s->m.error.load(acq) == tag_) return fail(error, "the sender failed to push data");
-            const std::uint64_t c = take_piece(s->sh.taken, pieces, false);
-            if (c >= pieces) break;
-            const std::size_t off = c * piece;
-            if (!cma_read(ch_->pid_of(peer_), data_ + off,
-                          reinterpret_cast<const char*>(s->m.src_addr) + off,
-                          std::min(piece, bytes_ - off), why)) {
-              peer_gone_ = errno == ESRCH;
-              s->m.error.store(tag_, rel);
-              return fail(error, why);
-            }
-            s->sh.pieces_done.fetch_add(1, std::memory_order_acq_rel);
-          }
+          if (!copy_claimed_pieces(error)) return state_;
           step_ = Step::recv_wait_push;
           break;
         }
@@ -689,8 +690,7 @@ XferState ShmTransfer::advance_recv(std::string& error) {
       }
       case Step::recv_wait_push:
         if (claimed_) {
-          const std::size_t piece = share_piece(bytes_);
-          if (s->sh.pieces_done.load(acq) < (bytes_ + piece - 1) / piece) {
+          if (s->sh.pieces_done.load(acq) < share_pieces(bytes_)) {
             if (s->m.error.load(acq) == tag_) return fail(error, "the sender failed to push data");
             return XferState::pending;
           }

@@ -218,6 +218,9 @@ class ShmTransfer {
     finished,
   };
   XferState fail(std::string& error, std::string why);
+  // Copies pieces of a claimed shared message until none is left to take: a sender writes them
+  // from the front, a receiver reads them from the back. False once the transfer failed.
+  bool copy_claimed_pieces(std::string& error);
   bool slot_free() const;
   XferState advance_send(std::string& error);
   XferState advance_recv(std::string& error);
