@@ -14,9 +14,10 @@
 //    sends, whose local copy is as large as what it sends (scatter's root between two ranks):
 //    pulled where the kernel's copy is as fast as memcpy or the message is below
 //    transport::kSharedPushMin, else the root writes the share that has both finish together
-//    (AMD EPYC, s = 3.4, lanes-bench --collective scatter --impl lanes,
-//    three alternating rounds, medians: 400 KB 19.6-20.7 us against 28.2-34.2 pulled, 4 MB
-//    220-232 against 348-384, 8 MB 464-536 against 1000-1079; 80 KB alike);
+//    (AMD EPYC, s = 3.4, lanes-bench --collective scatter --impl lanes, three alternating
+//    rounds, medians: 400 KB 19.6-20.7 us against 28.2-34.2 pulled, 4 MB 220-232 against
+//    348-384, 8 MB 464-536 against 1000-1079; 80 KB alike), and from transport::kSharedSplitMin
+//    both claim pieces of it;
 //  - shared, in the other schedules that combine nothing (bcast and gather between two ranks, a
 //    gather tree's relays): sender and receiver each copy half (below
 //    transport::kSharedPushMin the receiver all of it);
@@ -88,8 +89,9 @@ inline constexpr double kPullReductionSlowdownMax = transport::kSlowSingleCopyRa
 // Whether `rank` has copies of its own to make while it receives on its node (a gather's root
 // copying its own block): its large shared receives then go by claimed pieces
 // (transport::kSharedSplitMin), so that their senders copy more of them. Measured at p=2, a core
-// each, gather of 4 MB: medians 335-351 us against 477-505 with the halves fixed in advance
-// (lanes-bench --collective gather --algorithms auto, two rounds alternating).
+// each, gather of 4 MB: averages 332-335 us against 462-478 with the halves fixed in advance,
+// medians 326-327 against 458-470 (lanes-bench --collective bcast,scatter,gather,alltoall,allgather
+// --counts 262144,1000000 --algorithms auto, two rounds alternating).
 bool node_receiver_busy(const algos::Schedule& schedule, const algos::Layout& layout, int rank);
 
 // The largest extent a schedule uses of the caller's send or receive buffer: its vector.

@@ -111,9 +111,9 @@ inline constexpr std::size_t kSharedPushMin = 20 * 1024;
 // receiver claim pieces of about a sixteenth of it, the sender from the front and the receiver
 // from the back, until none is left, so that the side that is free copies more; a busy side
 // claims from its second poll of the message on, once the caller's own copies ran. p=2, two
-// rounds alternating with the split in advance (lanes-bench --algorithms auto): gather of 4 MB
-// 332-335 us against 462-478, of 1 MB 50-56 against 98-101; scatter 331-335 against 361-365 and
-// 53-55 against 64-67; at 400 KB pieces were slower for the scatter (medians 15.2 against
+// rounds alternating with the split in advance (lanes-bench --algorithms auto, averages): gather
+// of 4 MB 332-335 us against 462-478, of 1 MB 50-56 against 98-101; scatter 331-335 against 361-365
+// and 53-55 against 64-67; at 400 KB pieces were slower for the scatter (medians 15.2 against
 // 13.1-13.8 us), so 1 MiB. Messages whose two sides are alike (a bcast's) keep the halves:
 // pieces of a sixteenth, an eighth or a quarter of a 4 MB bcast took 167-204 us (medians)
 // against 167-169.
