@@ -3,11 +3,36 @@
 #include <cstdint>
 #include <span>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 namespace lanes_bench {
 
 namespace {
+
+// Where the buffers come from (--memory): ordinary memory, or the runtime's shared heap.
+const lanes::Runtime* g_heap_runtime = nullptr;
+std::unordered_map<void*, lanes::Memory> g_blocks;
+
+template <class T>
+struct BenchAllocator {
+  using value_type = T;
+  BenchAllocator() = default;
+  template <class U>
+  explicit BenchAllocator(const BenchAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    if (g_heap_runtime == nullptr) return std::allocator<T>().allocate(n);
+    lanes::Memory m = g_heap_runtime->allocate(n * sizeof(T));
+    void* p = m.data();
+    g_blocks.emplace(p, std::move(m));
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) {
+    if (g_blocks.erase(p) == 0) std::allocator<T>().deallocate(p, n);
+  }
+  bool operator==(const BenchAllocator&) const { return true; }
+};
+using Ints = std::vector<int, BenchAllocator<int>>;
 
 // The value element `i` of the block that rank `from` sends to rank `to` (-1: every rank) holds
 // in the repetition numbered `salt`.
@@ -73,7 +98,7 @@ class Bcast final : public Base {
   }
 
  private:
-  std::vector<int> data_;
+  Ints data_;
 };
 
 class Scatter final : public Base {
@@ -99,7 +124,7 @@ class Scatter final : public Base {
   }
 
  private:
-  std::vector<int> send_, recv_;
+  Ints send_, recv_;
 };
 
 class Gather final : public Base {
@@ -131,7 +156,7 @@ class Gather final : public Base {
   }
 
  private:
-  std::vector<int> send_, recv_;
+  Ints send_, recv_;
 };
 
 class Alltoall final : public Base {
@@ -159,7 +184,7 @@ class Alltoall final : public Base {
   }
 
  private:
-  std::vector<int> send_, recv_;
+  Ints send_, recv_;
 };
 
 class Allgather final : public Base {
@@ -186,7 +211,7 @@ class Allgather final : public Base {
   }
 
  private:
-  std::vector<int> send_, recv_;
+  Ints send_, recv_;
 };
 
 // The sum of every rank's element i (block to -1), wrapping as int arithmetic in MPI does.
@@ -227,7 +252,7 @@ class Allreduce final : public Base {
   }
 
  private:
-  std::vector<int> send_, recv_;
+  Ints send_, recv_;
 };
 
 // MPI_INT sums into the root (--root); the root's receive buffer starts as the complement of the
@@ -254,10 +279,14 @@ class Reduce final : public Base {
   }
 
  private:
-  std::vector<int> send_, recv_;
+  Ints send_, recv_;
 };
 
 }  // namespace
+
+void use_shared_memory(const lanes::Runtime* runtime) {
+  g_heap_runtime = runtime;
+}
 
 std::size_t buffer_bytes(const std::string& collective, std::size_t count, int rank, int size,
                          int root) {

@@ -29,6 +29,10 @@ class CollectiveBench {
   virtual std::string verify(int salt) const = 0;
 };
 
+// With a runtime, buffers allocated from now on come from its shared heap (lanes::Memory), for
+// both libraries' calls; nullptr: ordinary memory (the default).
+void use_shared_memory(const lanes::Runtime* runtime);
+
 // Bytes of buffers one process allocates for `collective` at `count`.
 std::size_t buffer_bytes(const std::string& collective, std::size_t count, int rank, int size,
                          int root);

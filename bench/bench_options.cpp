@@ -58,7 +58,10 @@ const char* usage() {
          "  --csv FILE         write the results as CSV\n"
          "  --times FILE       write every measured repetition's time as CSV, with its\n"
          "                     place in that repetition's order\n"
-         "  --bootstrap B      auto (PMIx under a PMIx launcher, else MPI) or mpi\n";
+         "  --bootstrap B      auto (PMIx under a PMIx launcher, else MPI) or mpi\n"
+         "  --memory M         ordinary (default) or shared: both libraries' buffers from\n"
+         "                     lanes' shared heap (Runtime::allocate), which the node's\n"
+         "                     processes read in place\n";
 }
 
 Options parse_options(int argc, char** argv) {
@@ -124,6 +127,10 @@ Options parse_options(int argc, char** argv) {
       o.csv = value;
     } else if (arg == "--times") {
       o.times = value;
+    } else if (arg == "--memory") {
+      if (value != "ordinary" && value != "shared")
+        throw std::invalid_argument("--memory: '" + value + "' is neither ordinary nor shared");
+      o.shared_memory = value == "shared";
     } else if (arg == "--bootstrap") {
       if (value != "auto" && value != "mpi")
         throw std::invalid_argument("--bootstrap: '" + value + "' is neither auto nor mpi");

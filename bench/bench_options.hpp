@@ -25,6 +25,7 @@ struct Options {
   std::string csv;                 // empty: no CSV file
   std::string times;               // every measured repetition as CSV; empty: none
   std::string bootstrap = "auto";  // auto: lanes::Runtime::init(); mpi: lanes::mpi::init
+  bool shared_memory = false;      // --memory shared: buffers from Runtime::allocate
   bool help = false;
 };
 

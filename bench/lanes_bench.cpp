@@ -3,7 +3,7 @@
 //
 //   mpirun -np P lanes-bench [--collective bcast,scatter,alltoall,allgather] [--counts LIST]
 //       [--impl native,lanes] [--algorithms LIST] [--lanes LIST] [--reps 100] [--warmup 5]
-//       [--settle 0] [--root 0] [--check] [--csv FILE] [--times FILE]
+//       [--settle 0] [--root 0] [--check] [--csv FILE] [--times FILE] [--memory shared]
 //
 // Per collective and count c (MPI_INT elements per process, as MPI counts them): 5 warm-up and
 // 100 measured repetitions. A repetition is MPI_Barrier, then MPI_Wtime around one collective
@@ -31,6 +31,9 @@
 // --check fills inputs before and verifies every output after every repetition (outside the
 // timed region) against values computed from (rank, index, repetition); a mismatch is printed
 // and the program exits with status 1.
+//
+// --memory shared allocates every buffer, both libraries', from lanes' shared heap
+// (lanes::Runtime::allocate), which the node's processes read in place.
 //
 // Skipped with one line on stderr: algorithms that do not apply to the layout (full-lane on
 // nodes of unequal size), variants every rank refuses with lanes::Error, and counts whose
@@ -299,10 +302,12 @@ int run(const Options& o, lanes::Runtime& rt) {
   if (me == 0) {
     std::fprintf(stderr,
                  "lanes-bench: %d processes on %d nodes (up to %d per node), lanes k=%d, bootstrap "
-                 "%s; %d warm-up + %d measured repetitions%s\n",
+                 "%s; %d warm-up + %d measured repetitions%s%s\n",
                  p, shape.nodes, shape.ppn, shape.default_lanes, rt.bootstrap_name().c_str(),
-                 o.warmup, o.reps, o.check ? ", every result checked" : "");
+                 o.warmup, o.reps, o.check ? ", every result checked" : "",
+                 o.shared_memory ? "; buffers from lanes' shared heap" : "");
   }
+  use_shared_memory(o.shared_memory ? &rt : nullptr);
   Context cx{o, world, shape, host, report.get(), me, p};
   int failed = 0;
   const std::size_t steps = o.collectives.size() * o.counts.size();

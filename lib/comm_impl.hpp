@@ -60,6 +60,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   RuntimeImpl& runtime() const { return *runtime_; }
   transport::NodeChannels* channels() { return channels_.get(); }
   bool cma() const { return channels_ ? channels_->cma() : copy_policy_.prefer_single; }
+  // Node peers read this process's shared heap in place (every member mapped every heap).
+  bool heaps_mapped() const { return channels_ && channels_->heaps_mapped(); }
   double cma_slowdown() const {
     return channels_ ? channels_->cma_slowdown() : copy_policy_.cma_slowdown;
   }

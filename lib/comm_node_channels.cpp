@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "lib/agreement.hpp"
+#include "lib/runtime_impl.hpp"
 
 namespace lanes::detail {
 
@@ -55,7 +56,10 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
       channels_ = std::make_unique<transport::NodeChannels>(
           transport::ShmSegment::attach(name, bytes), local_rank(), geometry, false, policy);
     }
-    if (channels_) channels_->publish_self();
+    if (channels_) {
+      channels_->use_heaps(runtime_->heap(), runtime_->peer_heaps());
+      channels_->publish_self();
+    }
   });
   put_outcome(mine, failure);
   try {
@@ -71,6 +75,14 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
   if (channels_) {
     channels_->unlink();
     channels_->fix_peers();
+  }
+  // Messages read peers' heaps only where every member mapped every heap of its node.
+  const std::uint8_t mapped = channels_ == nullptr || channels_->map_peer_heaps() ? 1 : 0;
+  std::vector<std::uint8_t> all_mapped(size);
+  exchange(&mapped, all_mapped.data(), sizeof mapped);
+  if (channels_) {
+    channels_->set_heaps_mapped(
+        std::all_of(all_mapped.begin(), all_mapped.end(), [](std::uint8_t m) { return m != 0; }));
   }
   if (probe_cma) {
     // Each process times the kernel's copy; all take the median of what they measured, so that

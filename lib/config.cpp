@@ -66,6 +66,13 @@ const std::vector<ConfigVar>& config_table() {
        "auto (timed at start-up: process_vm_readv against memcpy of 1 MiB, best of 40 rounds, "
        "the median over the processes) or a positive number to use instead, which keeps runs "
        "alike on a machine whose ratio lies near a threshold."},
+      {"LANES_HEAP_SIZE", "auto",
+       "MiB that this process's shared heap may hold: the memory of Runtime::allocate (and of "
+       "MPI_Alloc_mem under liblanes_mpi), which the node's other processes read in place, so "
+       "that node messages from it take one memcpy by the receiver (a reduction combines them "
+       "from there) rather than the kernel's copy or two copies through the node segment. "
+       "Reserved, not used: pages come as the program touches them. auto: the host's memory; 0: "
+       "no heap (allocate returns ordinary memory)."},
       {"LANES_CHECK", "0",
        "1: before each collective all ranks confirm the same collective, root and sizes; a "
        "mismatch fails on every rank with a message naming it."},
@@ -204,6 +211,9 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
   }
   if (auto v = get("LANES_CMA_SLOWDOWN"); v && *v != "auto") {
     c.cma_slowdown = parse_positive("LANES_CMA_SLOWDOWN", *v, *v, "auto or a positive number");
+  }
+  if (auto v = get("LANES_HEAP_SIZE"); v && *v != "auto") {
+    c.heap_mib = parse_int("LANES_HEAP_SIZE", *v, 0, 1L << 40);
   }
   if (auto v = get("LANES_CHECK")) c.check = parse_bool("LANES_CHECK", *v);
   if (auto v = get("LANES_TIMEOUT")) {

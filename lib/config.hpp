@@ -30,6 +30,7 @@ struct Config {
   std::string ucx_tls = "^sm";
   CmaMode cma = CmaMode::automatic;
   double cma_slowdown = 0;  // LANES_CMA_SLOWDOWN (0: timed at start-up)
+  long long heap_mib = -1;  // LANES_HEAP_SIZE in MiB (-1: the host's memory; 0: no heap)
   bool check = false;
   double timeout_s = 0;            // 0: never
   double finalize_timeout_s = 10;  // the closing barrier's bound; 0: never

@@ -1,6 +1,10 @@
 // Public entry points of lanes::Runtime.
 #include <lanes/lanes.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
 #include "algos/registry.hpp"
 #include "algos/vcollectives.hpp"
 #include "lib/runtime_impl.hpp"
@@ -79,6 +83,24 @@ std::string Runtime::bootstrap_name() const {
 }
 int Runtime::num_rails() const {
   return static_cast<int>(alive(impl_).rails().count());
+}
+
+Memory Runtime::allocate(std::size_t bytes) const {
+  const std::shared_ptr<transport::SharedHeap>& heap = alive(impl_).shared_heap();
+  if (heap) {
+    if (void* p = heap->allocate(bytes)) {
+      // The block keeps the heap: it goes back there even after the runtime ended.
+      return Memory(std::shared_ptr<void>(p, [heap](void* q) { heap->release(q); }), bytes, true);
+    }
+  }
+  constexpr std::size_t kPage = transport::SharedHeap::kPage;
+  const std::size_t rounded = std::max<std::size_t>((bytes + kPage - 1) / kPage, 1) * kPage;
+  void* p = std::aligned_alloc(kPage, rounded);
+  if (p == nullptr) {
+    throw Error(Errc::resource, "allocate(): no memory for " + std::to_string(bytes) + " bytes");
+  }
+  std::memset(p, 0, rounded);
+  return Memory(std::shared_ptr<void>(p, [](void* q) { std::free(q); }), bytes, false);
 }
 
 std::string Runtime::describe() const {

@@ -60,12 +60,22 @@ std::string RuntimeImpl::on_node_copies() const {
   return o.str();
 }
 
+std::string RuntimeImpl::heap_description() const {
+  if (!heap_) return heap_note_;
+  std::string out = std::to_string(heap_->capacity() >> 20) + " MiB";
+  if (world_->layout().node_size_of(world_->rank()) > 1 && !world_->heaps_mapped()) {
+    out += " (not mapped by every process of the node: read through the kernel there)";
+  }
+  return out;
+}
+
 std::string RuntimeImpl::describe() const {
   std::ostringstream o;
   if (!world_) return "lanes runtime (finalized)\n";
   const auto& lay = world_->layout();
   o << "lanes: " << lay.describe() << ", bootstrap " << bootstrap_name_ << ", progress "
-    << to_string(progress_) << ", on-node copies " << on_node_copies() << "\n";
+    << to_string(progress_) << ", on-node copies " << on_node_copies() << ", shared heap "
+    << heap_description() << "\n";
   for (int node = 0; node < lay.num_nodes(); ++node) {
     const auto& ranks = lay.node_ranks[static_cast<std::size_t>(node)];
     const auto& first = peers_[static_cast<std::size_t>(ranks.front())];
@@ -140,6 +150,7 @@ std::string RuntimeImpl::describe_json() const {
                     {"bootstrap", bootstrap_name_},
                     {"progress", to_string(progress_)},
                     {"on_node_copies", on_node_copies()},
+                    {"shared_heap", heap_description()},
                     {"this_process", {{"rank", world_->rank()}, {"rails", own}}}};
   return doc.dump(2);
 }

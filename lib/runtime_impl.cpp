@@ -108,6 +108,22 @@ Runtime RuntimeImpl::start(std::unique_ptr<transport::Bootstrap> bootstrap) {
   return Runtime(impl);
 }
 
+void RuntimeImpl::open_heap() {
+  if (config_.heap_mib == 0) {
+    heap_note_ = "off (LANES_HEAP_SIZE=0)";
+    return;
+  }
+  const std::size_t bytes = config_.heap_mib > 0
+                                ? static_cast<std::size_t>(config_.heap_mib) << 20
+                                : static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                                      static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  try {
+    heap_ = std::make_shared<transport::SharedHeap>(bytes);
+  } catch (const Error& e) {
+    heap_note_ = std::string("off (") + e.what() + ")";  // allocate() returns ordinary memory
+  }
+}
+
 RuntimeImpl::~RuntimeImpl() {
   finalize();
 }
@@ -128,6 +144,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   mine.failure = attempt([&] {
     config_ = Config::from_environment();
     timeout_s_ = config_.timeout_s;
+    open_heap();
     const topo::HostTopology host = topo::discover_host();
     mine.rails = topo::choose_rails(host, config_.rails);
     const transport::Placement placement = boot.placement();

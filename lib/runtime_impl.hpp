@@ -21,6 +21,7 @@
 #include "lib/config.hpp"
 #include "lib/rules.hpp"
 #include "transport/bootstrap/bootstrap.hpp"
+#include "transport/shm/heap.hpp"
 #include "transport/ucx/rails.hpp"
 
 namespace lanes::detail {
@@ -51,6 +52,11 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   // The CPUs this host's processes of the job may run on together (the same on each of them).
   int host_cores() const { return host_cores_; }
   const Rules& rules() const { return rules_; }
+  // This process's shared heap (nullptr: LANES_HEAP_SIZE=0, or it could not be made) and its
+  // mappings of its node peers' heaps.
+  const transport::SharedHeap* heap() const { return heap_.get(); }
+  const std::shared_ptr<transport::SharedHeap>& shared_heap() const { return heap_; }
+  std::shared_ptr<transport::PeerHeaps> peer_heaps() const { return peer_heaps_; }
   std::shared_ptr<CommImpl> world() const { return world_; }
   std::string describe() const;       // lib/runtime_describe.cpp
   std::string describe_json() const;  // the same as a JSON document
@@ -106,6 +112,9 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
  private:
   RuntimeImpl() = default;
   void init(std::unique_ptr<transport::Bootstrap> bootstrap);
+  // Makes this process's shared heap as LANES_HEAP_SIZE says; without one (0, or the kernel
+  // refuses) lanes runs on and allocate() returns ordinary memory.
+  void open_heap();
   void connect_off_node_peers(const algos::Layout& layout, int rank);
   // Local peers alive? LANES_TIMEOUT passed (returned)? Fails the executions concerned.
   bool check_stalled(std::chrono::steady_clock::time_point last_progress);
@@ -116,6 +125,8 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   bool yields_when_idle(bool on_node) const;
   // "cma", "staged" or "none (alone on node)".
   std::string on_node_copies() const;
+  // "N MiB", with a note where node peers do not read it in place, or "off (why)".
+  std::string heap_description() const;
 
   Config config_;
   std::string bootstrap_name_;
@@ -131,6 +142,9 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   algos::MachineParams machine_;
   int host_cores_ = 1;
   Rules rules_;
+  std::shared_ptr<transport::SharedHeap> heap_;
+  std::shared_ptr<transport::PeerHeaps> peer_heaps_ = std::make_shared<transport::PeerHeaps>();
+  std::string heap_note_;  // why there is no heap, for describe()
   std::uint32_t next_comm_id_ = 1;
   bool started_ = false;  // init completed: finalize synchronises with the peers
   bool finalizing_ = false;

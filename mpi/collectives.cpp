@@ -121,6 +121,23 @@ int MPI_Finalize(void) {
   return PMPI_Finalize();
 }
 
+// Memory for the program's buffers from lanes' shared heap while lanes is on, which the node's
+// processes read in place; the MPI library's otherwise.
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  if (size >= 0 && baseptr != nullptr) {
+    if (void* p = lanes::mpi_interpose::allocate_memory(static_cast<std::size_t>(size))) {
+      *static_cast<void**>(baseptr) = p;
+      return MPI_SUCCESS;
+    }
+  }
+  return PMPI_Alloc_mem(size, info, baseptr);
+}
+
+int MPI_Free_mem(void* base) {
+  if (lanes::mpi_interpose::free_memory(base)) return MPI_SUCCESS;
+  return PMPI_Free_mem(base);
+}
+
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return intercept(
       Coll::bcast, comm, "MPI_Bcast",

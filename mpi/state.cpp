@@ -4,9 +4,11 @@
 #include <exception>
 #include <lanes/mpi.hpp>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 namespace lanes::mpi_interpose {
 
@@ -32,6 +34,8 @@ struct State {
   int recent_rank = 0;
   int recent_size = 0;
   std::array<std::uint64_t, kCollNames.size() + 1> counts{};  // served per coll, then fallback
+  std::mutex memory_lock;  // MPI_Alloc_mem may come from any thread
+  std::unordered_map<void*, lanes::Memory> memory;
 };
 
 State& state() {
@@ -145,6 +149,27 @@ void stop() {
     std::fprintf(stderr, "lanes-mpi: rank %d: finalize: %s\n", world_rank(), e.what());
   }
   s.runtime.reset();
+}
+
+void* allocate_memory(std::size_t bytes) {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.memory_lock);
+  if (!s.on || !s.runtime) return nullptr;
+  try {
+    lanes::Memory m = s.runtime->allocate(bytes);
+    if (!m.shared()) return nullptr;  // ordinary memory: the MPI library's is as good
+    void* p = m.data();
+    s.memory.emplace(p, std::move(m));
+    return p;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+bool free_memory(void* p) {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.memory_lock);
+  return s.memory.erase(p) > 0;
 }
 
 bool routed(Coll coll, MPI_Comm comm) {

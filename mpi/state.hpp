@@ -23,6 +23,12 @@ void start(int thread_level);
 // holds, so nothing is left in /dev/shm.
 void stop();
 
+// MPI_Alloc_mem while lanes is on: `bytes` from lanes' shared heap, or nullptr (lanes off, or
+// no heap: the MPI library's memory then). Thread-safe.
+void* allocate_memory(std::size_t bytes);
+// MPI_Free_mem: gives back a block allocate_memory() returned; false when `p` is not one.
+bool free_memory(void* p);
+
 // Whether lanes may serve `coll` on `comm` (lanes on, the collective enabled, comm an
 // intra-communicator): local, no communication. The same answer on every rank of comm.
 bool routed(Coll coll, MPI_Comm comm);

@@ -5,9 +5,11 @@
 //                     [--colls bcast,scatter,gather,alltoall,allgather,reduce,allreduce,
 //                              barrier,reduce_scatter_block]
 //                     [--mode blocking|nonblocking|plan] [--algorithms all] [--split]
-//                     [--repeat N]
+//                     [--repeat N] [--memory shared]
 // --algorithms all: every algorithm of each collective, chosen per call.
 // nonblocking: all roots' calls of one size are in flight at once; plan: each plan runs twice.
+// --memory shared: every buffer from lanes::Runtime::allocate (the shared heap, which node peers
+// read in place); at least one must lie in the heap.
 // Sizes: the bcast payload; scatter/alltoall use blocks of that size, or size/p (rounded up)
 // above 8 MiB so that buffers stay near the payload. Reductions sum uint32 vectors of that many
 // bytes (rounded up to whole elements; size/p above 8 MiB), in place every other root. barrier:
@@ -26,6 +28,39 @@
 #include <vector>
 
 namespace {
+
+// --memory shared: where buffers come from, and how many came from the heap.
+const lanes::Runtime* g_runtime = nullptr;
+std::vector<std::pair<void*, lanes::Memory>> g_blocks;
+long g_shared_blocks = 0;
+
+template <class T>
+struct CheckAllocator {
+  using value_type = T;
+  CheckAllocator() = default;
+  template <class U>
+  explicit CheckAllocator(const CheckAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    if (g_runtime == nullptr) return std::allocator<T>().allocate(n);
+    lanes::Memory m = g_runtime->allocate(n * sizeof(T));
+    if (m.shared()) ++g_shared_blocks;
+    void* p = m.data();
+    g_blocks.emplace_back(p, std::move(m));
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) {
+    const auto it =
+        std::find_if(g_blocks.begin(), g_blocks.end(), [p](const auto& b) { return b.first == p; });
+    if (it == g_blocks.end()) {
+      std::allocator<T>().deallocate(p, n);
+      return;
+    }
+    g_blocks.erase(it);
+  }
+  bool operator==(const CheckAllocator&) const { return true; }
+};
+using Bytes = std::vector<std::uint8_t, CheckAllocator<std::uint8_t>>;
+using Words = std::vector<std::uint32_t, CheckAllocator<std::uint32_t>>;
 
 std::vector<std::size_t> parse_sizes(const std::string& s) {
   std::vector<std::size_t> out;
@@ -76,8 +111,7 @@ inline std::uint32_t term(int from, std::size_t index, int call) {
 }
 
 // The wrapping sum of every rank's vector, compared element by element.
-void expect_sum(Checker& c, const std::vector<std::uint32_t>& got, int p, int call,
-                const char* what) {
+void expect_sum(Checker& c, const Words& got, int p, int call, const char* what) {
   ++c.checks;
   for (std::size_t i = 0; i < got.size(); ++i) {
     std::uint32_t want = 0;
@@ -177,7 +211,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
   for (std::size_t size : sizes) {
     const std::size_t block = size > (8u << 20) ? (size + up - 1) / up : size;
     if (wants(colls, "bcast")) {
-      std::vector<std::vector<std::uint8_t>> data(up, std::vector<std::uint8_t>(size));
+      std::vector<Bytes> data(up, Bytes(size));
       const int first = call;
       for (int root = 0; root < p; ++root) {
         auto& d = data[static_cast<std::size_t>(root)];
@@ -200,7 +234,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       call += p;
     }
     if (wants(colls, "scatter")) {
-      std::vector<std::vector<std::uint8_t>> send(up), recv(up, std::vector<std::uint8_t>(block));
+      std::vector<Bytes> send(up), recv(up, Bytes(block));
       const int first = call;
       for (int root = 0; root < p; ++root) {
         auto& in = send[static_cast<std::size_t>(root)];
@@ -226,7 +260,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       call += p;
     }
     if (wants(colls, "gather")) {
-      std::vector<std::vector<std::uint8_t>> send(up, std::vector<std::uint8_t>(block)), recv(up);
+      std::vector<Bytes> send(up, Bytes(block)), recv(up);
       const int first = call;
       for (int root = 0; root < p; ++root) {
         auto& in = send[static_cast<std::size_t>(root)];
@@ -252,7 +286,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       call += p;
     }
     if (wants(colls, "alltoall")) {
-      std::vector<std::uint8_t> send(block * up), recv(send.size(), 0xEE);
+      Bytes send(block * up), recv(send.size(), 0xEE);
       const int id = call++;
       auto refill = [&] {
         for (std::size_t j = 0; j < up; ++j)
@@ -270,7 +304,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
     }
     const std::size_t elements = (block + 3) / 4;
     if (wants(colls, "allreduce")) {
-      std::vector<std::uint32_t> send(elements), recv(elements);
+      Words send(elements), recv(elements);
       const int id = call++;
       auto refill = [&] {
         for (std::size_t i = 0; i < elements; ++i) send[i] = term(me, i, id);
@@ -291,7 +325,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
     }
     if (wants(colls, "reduce_scatter_block")) {
       // Blocks of `elements`; rank r receives the sum of every rank's block r.
-      std::vector<std::uint32_t> send(elements * up), recv(elements);
+      Words send(elements * up), recv(elements);
       const int id = call++;
       auto refill = [&] {
         for (std::size_t i = 0; i < send.size(); ++i) send[i] = term(me, i, id);
@@ -317,8 +351,8 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       }
     }
     if (wants(colls, "reduce")) {
-      std::vector<std::vector<std::uint32_t>> send(up, std::vector<std::uint32_t>(elements));
-      std::vector<std::vector<std::uint32_t>> recv(up);
+      std::vector<Words> send(up, Words(elements));
+      std::vector<Words> recv(up);
       const int first = call;
       for (int root = 0; root < p; ++root) {
         auto& in = send[static_cast<std::size_t>(root)];
@@ -342,7 +376,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       call += p;
     }
     if (wants(colls, "allgather")) {
-      std::vector<std::uint8_t> send(block), recv(block * up, 0xEE);
+      Bytes send(block), recv(block * up, 0xEE);
       const int id = call++;
       auto refill = [&] {
         fill(send.data(), block, me, -3, id);
@@ -370,6 +404,7 @@ int main(int argc, char** argv) {
   int repeat = 1;
   Mode mode = Mode::blocking;
   bool every_algorithm = false;
+  bool shared_memory = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc)
@@ -383,6 +418,9 @@ int main(int argc, char** argv) {
     else if (a == "--algorithms" && i + 1 < argc && std::string(argv[i + 1]) == "all") {
       every_algorithm = true;
       ++i;
+    } else if (a == "--memory" && i + 1 < argc && std::string(argv[i + 1]) == "shared") {
+      shared_memory = true;
+      ++i;
     } else if (a == "--mode" && i + 1 < argc) {
       const std::string m = argv[++i];
       mode = m == "nonblocking" ? Mode::nonblocking : m == "plan" ? Mode::plan : Mode::blocking;
@@ -395,6 +433,7 @@ int main(int argc, char** argv) {
     lanes::Runtime rt = lanes::Runtime::init();
     lanes::Communicator world = rt.world();
     Checker c{world.rank(), "world"};
+    if (shared_memory) g_runtime = &rt;
     int call = 0;
     for (int r = 0; r < repeat; ++r) {
       if (!every_algorithm) {
@@ -434,6 +473,12 @@ int main(int argc, char** argv) {
         c.failures += h2.failures;
       }
     }
+    if (shared_memory && g_shared_blocks == 0) {
+      std::fprintf(stderr, "FAIL rank %d: --memory shared, but no buffer lay in the shared heap\n",
+                   world.rank());
+      ++c.failures;
+    }
+    g_runtime = nullptr;
     if (c.failures > 0) return 1;
     if (world.rank() == 0) {
       std::printf("collectives_check: %d ranks on %d nodes: %ld checks passed\n", world.size(),

@@ -80,10 +80,46 @@ static void make_kinds(void) {
   kinds[2].stride = 2;
 }
 
+/* Buffers: malloc, or MPI_Alloc_mem during the sweep over the duplicate of MPI_COMM_WORLD (lanes'
+ * shared heap under liblanes_mpi). alloc_mem_blocks counts the blocks MPI_Alloc_mem gave,
+ * heap_blocks those that lie in a mapping of lanes' heap ("memfd:lanes-heap"). */
+static int use_alloc_mem;
+static long alloc_mem_blocks, heap_blocks;
+
+static int in_lanes_heap(const void* p) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  int found = 0;
+  if (!f) return 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (strstr(line, "lanes-heap") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+      found = (unsigned long)p >= lo && (unsigned long)p < hi;
+  }
+  fclose(f);
+  return found;
+}
+
+static void* buffer(size_t bytes) {
+  if (!use_alloc_mem) return malloc(bytes);
+  void* p = NULL;
+  MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &p);
+  ++alloc_mem_blocks;
+  heap_blocks += in_lanes_heap(p);
+  return p;
+}
+
+static void release(void* p) {
+  if (use_alloc_mem)
+    MPI_Free_mem(p);
+  else
+    free(p);
+}
+
 /* A buffer of n data ints laid out for kind k (holes filled with a marker). */
 static int* alloc_ints(long n, const Kind* k) {
   long len = n * k->stride + 1;
-  int* b = malloc((size_t)len * sizeof(int));
+  int* b = buffer((size_t)len * sizeof(int));
   for (long i = 0; i < len; ++i) b[i] = -7;
   return b;
 }
@@ -111,7 +147,7 @@ static void test_bcast(MPI_Comm comm, const Kind* k, long count, int root) {
   ++calls[BCAST];
   for (long i = 0; i < n; ++i) expect(AT(b, k, i), value(tag, root, i), i);
   check_holes(b, n, k);
-  free(b);
+  release(b);
 }
 
 /* send kind ks at the root, receive kind kr everywhere (the same data in other layouts). */
@@ -140,8 +176,8 @@ static void test_scatter(MPI_Comm comm, const Kind* ks, const Kind* kr, long cou
     check_holes(recv, n, kr);
   }
   ++calls[SCATTER];
-  free(send);
-  free(recv);
+  release(send);
+  release(recv);
 }
 
 static void test_gather(MPI_Comm comm, const Kind* ks, const Kind* kr, long count, int root,
@@ -168,8 +204,8 @@ static void test_gather(MPI_Comm comm, const Kind* ks, const Kind* kr, long coun
     for (long i = 0; i < n * size; ++i) expect(AT(recv, kr, i), value(tag, (int)(i / n), i % n), i);
     check_holes(recv, n * size, kr);
   }
-  free(send);
-  free(recv);
+  release(send);
+  release(recv);
 }
 
 static void test_alltoall(MPI_Comm comm, const Kind* k, long count, int in_place) {
@@ -194,8 +230,8 @@ static void test_alltoall(MPI_Comm comm, const Kind* k, long count, int in_place
       expect(AT(recv, k, s * n + i), value(tag, (int)s, rank * n + i), i);
   }
   check_holes(recv, n * size, k);
-  free(send);
-  free(recv);
+  release(send);
+  release(recv);
 }
 
 static void test_allgather(MPI_Comm comm, const Kind* k, long count, int in_place) {
@@ -216,8 +252,8 @@ static void test_allgather(MPI_Comm comm, const Kind* k, long count, int in_plac
   ++calls[ALLGATHER];
   for (long i = 0; i < n * size; ++i) expect(AT(recv, k, i), value(tag, (int)(i / n), i % n), i);
   check_holes(recv, n * size, k);
-  free(send);
-  free(recv);
+  release(send);
+  release(recv);
 }
 
 /* Reductions, every expected value computed here: int sums (in place every other call), double
@@ -229,8 +265,8 @@ static void test_reductions(MPI_Comm comm, long n, int root) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const int tag = ++tag_counter;
-  int* in = malloc((size_t)(n + 1) * sizeof(int));
-  int* out = malloc((size_t)(n + 1) * sizeof(int));
+  int* in = buffer((size_t)(n + 1) * sizeof(int));
+  int* out = buffer((size_t)(n + 1) * sizeof(int));
   for (long i = 0; i < n; ++i) in[i] = value(tag, rank, i) % 1000;
   where = "MPI_Allreduce(MPI_INT, MPI_SUM)";
   MPI_Allreduce(in, out, (int)n, MPI_INT, MPI_SUM, comm);
@@ -259,8 +295,8 @@ static void test_reductions(MPI_Comm comm, long n, int root) {
     for (int r = 0; r < size; ++r) want += value(tag, r, i) % 1000;
     expect(out[i], want, i);
   }
-  double* din = malloc((size_t)(n + 1) * sizeof(double));
-  double* dout = malloc((size_t)(n + 1) * sizeof(double));
+  double* din = buffer((size_t)(n + 1) * sizeof(double));
+  double* dout = buffer((size_t)(n + 1) * sizeof(double));
   for (long i = 0; i < n; ++i) din[i] = (double)(in[i] - 500);
   where = "MPI_Allreduce(MPI_DOUBLE, MPI_SUM)";
   MPI_Allreduce(din, dout, (int)n, MPI_DOUBLE, MPI_SUM, comm);
@@ -270,8 +306,8 @@ static void test_reductions(MPI_Comm comm, long n, int root) {
     for (int r = 0; r < size; ++r) want += value(tag, r, i) % 1000 - 500;
     expect((int)dout[i], want, i);
   }
-  unsigned* uin = malloc((size_t)(n + 1) * sizeof(unsigned));
-  unsigned* uout = malloc((size_t)(n + 1) * sizeof(unsigned));
+  unsigned* uin = buffer((size_t)(n + 1) * sizeof(unsigned));
+  unsigned* uout = buffer((size_t)(n + 1) * sizeof(unsigned));
   for (long i = 0; i < n; ++i) uin[i] = 1u << ((rank + i) % 31);
   where = "MPI_Allreduce(MPI_UNSIGNED, MPI_BOR)";
   MPI_Allreduce(uin, uout, (int)n, MPI_UNSIGNED, MPI_BOR, comm);
@@ -281,8 +317,8 @@ static void test_reductions(MPI_Comm comm, long n, int root) {
     for (int r = 0; r < size; ++r) want |= 1u << ((r + i) % 31);
     expect((int)uout[i], (int)want, i);
   }
-  float* fin = malloc((size_t)(n + 1) * sizeof(float));
-  float* fout = malloc((size_t)(n + 1) * sizeof(float));
+  float* fin = buffer((size_t)(n + 1) * sizeof(float));
+  float* fout = buffer((size_t)(n + 1) * sizeof(float));
   for (long i = 0; i < n; ++i) fin[i] = (float)(in[i] - 300) / 4.0f;
   where = "MPI_Reduce(MPI_FLOAT, MPI_MIN)";
   MPI_Reduce(fin, fout, (int)n, MPI_FLOAT, MPI_MIN, root, comm);
@@ -316,14 +352,14 @@ static void test_reductions(MPI_Comm comm, long n, int root) {
   ++calls[INTER];
   expect(best.v, 3 * (size - 1) + 1, 0);
   expect(best.r, size - 1, 1);
-  free(in);
-  free(out);
-  free(din);
-  free(dout);
-  free(uin);
-  free(uout);
-  free(fin);
-  free(fout);
+  release(in);
+  release(out);
+  release(din);
+  release(dout);
+  release(uin);
+  release(uout);
+  release(fin);
+  release(fout);
 }
 
 /* A user-defined operation (commutative): sums modulo a prime. The MPI library serves it. */
@@ -347,9 +383,9 @@ static void test_reduce_scatter_block(MPI_Comm comm, long n) {
   MPI_Comm_size(comm, &size);
   const int tag = ++tag_counter;
   const long all = n * size, mine = (long)rank * n;
-  int* in = malloc((size_t)(all + 1) * sizeof(int));
-  int* out = malloc((size_t)(all + 1) * sizeof(int));
-  int* want = malloc((size_t)(n + 1) * sizeof(int));
+  int* in = buffer((size_t)(all + 1) * sizeof(int));
+  int* out = buffer((size_t)(all + 1) * sizeof(int));
+  int* want = buffer((size_t)(n + 1) * sizeof(int));
   for (long j = 0; j < all; ++j) in[j] = value(tag, rank, j) % 1000;
   for (long i = 0; i < n; ++i) {
     want[i] = 0;
@@ -371,8 +407,8 @@ static void test_reduce_scatter_block(MPI_Comm comm, long n) {
   for (long i = 0; i < n; ++i) expect(out[i], want[i], i);
   expect(out[all], -7, all);
 
-  double* din = malloc((size_t)(all + 1) * sizeof(double));
-  double* dout = malloc((size_t)(n + 1) * sizeof(double));
+  double* din = buffer((size_t)(all + 1) * sizeof(double));
+  double* dout = buffer((size_t)(n + 1) * sizeof(double));
   for (long j = 0; j < all; ++j) din[j] = (double)(in[j] - 500);
   for (long i = 0; i <= n; ++i) dout[i] = -7.0;
   where = "MPI_Reduce_scatter_block(MPI_DOUBLE, MPI_SUM)";
@@ -381,8 +417,8 @@ static void test_reduce_scatter_block(MPI_Comm comm, long n) {
   for (long i = 0; i < n; ++i) expect((int)dout[i], want[i] - 500 * size, i);
   expect((int)dout[n], -7, n);
 
-  unsigned* uin = malloc((size_t)(all + 1) * sizeof(unsigned));
-  unsigned* uout = malloc((size_t)(n + 1) * sizeof(unsigned));
+  unsigned* uin = buffer((size_t)(all + 1) * sizeof(unsigned));
+  unsigned* uout = buffer((size_t)(n + 1) * sizeof(unsigned));
   for (long j = 0; j < all; ++j) uin[j] = 1u << ((rank + j) % 31);
   for (long i = 0; i <= n; ++i) uout[i] = 7u << 29;
   where = "MPI_Reduce_scatter_block(MPI_UNSIGNED, MPI_BOR)";
@@ -410,13 +446,13 @@ static void test_reduce_scatter_block(MPI_Comm comm, long n) {
   }
   expect(out[n], -7, n);
   MPI_Op_free(&op);
-  free(in);
-  free(out);
-  free(want);
-  free(din);
-  free(dout);
-  free(uin);
-  free(uout);
+  release(in);
+  release(out);
+  release(want);
+  release(din);
+  release(dout);
+  release(uin);
+  release(uout);
 }
 
 /* A barrier no rank may leave before the last one entered: each rank in turn arrives 20 ms late;
@@ -432,7 +468,7 @@ static void test_barrier(MPI_Comm comm) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  double* times = malloc(2 * (size_t)size * sizeof(double));
+  double* times = buffer(2 * (size_t)size * sizeof(double));
   for (int late = 0; late < size && late < 3; ++late) {
     if (rank == late) usleep(20000);
     double mine[2] = {now_s(), 0};
@@ -450,7 +486,7 @@ static void test_barrier(MPI_Comm comm) {
     }
     expect(first_out >= last_in, 1, late);
   }
-  free(times);
+  release(times);
 }
 
 static void sweep(MPI_Comm comm, long large, int phase) {
@@ -520,7 +556,9 @@ int main(int argc, char** argv) {
   sweep(MPI_COMM_WORLD, large, 1);
   sweep(half, large / 2, 2);
   sweep(reversed, large / 2, 3);
+  use_alloc_mem = 1;
   sweep(dup, large / 2, 4);
+  use_alloc_mem = 0;
 
   /* Hundreds of short-lived communicators: no mapping may stay behind. */
   const long before = mapped_segments();
@@ -564,10 +602,12 @@ int main(int argc, char** argv) {
   MPI_Type_free(&kinds[2].type);
 
   long long total[NCOUNTS];
-  calls[REDUCE] += 3; /* the three tallies below */
+  calls[REDUCE] += 4; /* the four tallies below */
   MPI_Reduce(calls, total, NCOUNTS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   long all_errors = 0;
   MPI_Reduce(&errors, &all_errors, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  long blocks[2] = {alloc_mem_blocks, heap_blocks}, all_blocks[2] = {0, 0};
+  MPI_Reduce(blocks, all_blocks, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   unsigned long long sums[1] = {checksum}, xsum = 0;
   MPI_Reduce(sums, &xsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_BXOR, 0, MPI_COMM_WORLD);
   if (rank == 0) {
@@ -577,6 +617,7 @@ int main(int argc, char** argv) {
         total[BCAST], total[SCATTER], total[ALLTOALL], total[ALLGATHER], total[GATHER],
         total[REDUCE], total[ALLREDUCE], total[REDUCE_SCATTER_BLOCK], total[BARRIER], total[INTER]);
     printf("checksum: %016llx\n", xsum);
+    printf("alloc_mem: %ld of %ld blocks in lanes' shared heap\n", all_blocks[1], all_blocks[0]);
     printf("interpose_check: %d processes: %s\n", size,
            all_errors == 0 ? "all values correct" : "WRONG VALUES");
   }

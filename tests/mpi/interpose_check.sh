@@ -21,7 +21,7 @@ igatherv iallgatherv ialltoallv"
 
 if [ "$mode" != linked ]; then
   plain=$("$run_mpi" "$np" "$node_size" "$prog" 2>&1) || { echo "$plain"; echo "FAIL: run without liblanes_mpi"; exit 1; }
-  echo "$plain" | grep -E '^(expect|checksum|interpose(_v)?_check):'
+  echo "$plain" | grep -E '^(expect|checksum|alloc_mem|interpose(_v)?_check):'
 fi
 colls=all
 [ "$mode" = colls ] && colls=bcast,alltoall,reduce_scatter_block
@@ -45,12 +45,26 @@ else
          "$run_mpi" "$np" "$node_size" "$prog" 2>&1)
 fi
 rc=$?
-echo "$with" | grep -E '^(expect|checksum|interpose(_v)?_check|lanes-mpi):'
+echo "$with" | grep -E '^(expect|checksum|alloc_mem|interpose(_v)?_check|lanes-mpi):'
 [ $rc -eq 0 ] || { echo "$with"; echo "FAIL: run with liblanes_mpi (exit $rc)"; exit 1; }
 echo "$with" | grep -q 'all values correct' || { echo "$with"; echo "FAIL: wrong values"; exit 1; }
 if [ "$mode" != linked ]; then
   a=$(echo "$plain" | grep '^checksum:') b=$(echo "$with" | grep '^checksum:')
   [ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: results differ: '$a' without, '$b' with"; exit 1; }
+fi
+# MPI_Alloc_mem (interpose_check's sweep over a duplicate of MPI_COMM_WORLD): the MPI library's
+# memory without lanes, every block from lanes' shared heap where lanes runs.
+heap_count() { echo "$1" | sed -nE "s/^alloc_mem: ([0-9]+) of ([0-9]+) blocks.*/\1 \2/p"; }
+if [ -n "$(heap_count "$with")" ]; then
+  read -r in_heap blocks <<<"$(heap_count "$with")"
+  want=$blocks
+  [ "$mode" = startup-fails ] && want=0
+  [ "$blocks" -gt 0 ] && [ "$in_heap" = "$want" ] ||
+    { echo "FAIL: $in_heap of $blocks MPI_Alloc_mem blocks in lanes' heap, expected $want"; exit 1; }
+  if [ "$mode" != linked ]; then
+    read -r in_heap blocks <<<"$(heap_count "$plain")"
+    [ "$in_heap" = 0 ] || { echo "FAIL: $in_heap MPI_Alloc_mem blocks in lanes' heap without lanes"; exit 1; }
+  fi
 fi
 
 if [ "$mode" = startup-fails ]; then

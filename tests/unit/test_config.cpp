@@ -157,6 +157,17 @@ TEST(Config, CmaSlowdownIsAutoOrAPositiveNumber) {
   }
 }
 
+TEST(Config, HeapSizeIsAutoOrWholeMiB) {
+  EXPECT_EQ(parse({}).heap_mib, -1);
+  EXPECT_EQ(parse({{"LANES_HEAP_SIZE", "auto"}}).heap_mib, -1);
+  EXPECT_EQ(parse({{"LANES_HEAP_SIZE", "0"}}).heap_mib, 0);
+  EXPECT_EQ(parse({{"LANES_HEAP_SIZE", "4096"}}).heap_mib, 4096);
+  for (const char* value : {"-1", "", "1.5", "4G", "two"}) {
+    EXPECT_NE(error_of({{"LANES_HEAP_SIZE", value}}).find("LANES_HEAP_SIZE"), std::string::npos)
+        << value;
+  }
+}
+
 TEST(Config, TableListsEveryVariableOnce) {
   std::map<std::string, int> seen;
   for (const auto& v : lanes::detail::config_table()) {
@@ -166,11 +177,11 @@ TEST(Config, TableListsEveryVariableOnce) {
   }
   for (const char* name :
        {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_RAIL_WEIGHTS", "LANES_PROGRESS",
-        "LANES_UCX_TLS", "LANES_CMA", "LANES_CMA_SLOWDOWN", "LANES_CHECK", "LANES_TIMEOUT",
-        "LANES_FINALIZE_TIMEOUT", "LANES_INFO", "LANES_BCAST_ALGORITHM", "LANES_SCATTER_ALGORITHM",
-        "LANES_ALLTOALL_ALGORITHM", "LANES_BARRIER_ALGORITHM", "LANES_MPI_COLLS",
-        "LANES_MPI_STATS"}) {
+        "LANES_UCX_TLS", "LANES_CMA", "LANES_CMA_SLOWDOWN", "LANES_HEAP_SIZE", "LANES_CHECK",
+        "LANES_TIMEOUT", "LANES_FINALIZE_TIMEOUT", "LANES_INFO", "LANES_BCAST_ALGORITHM",
+        "LANES_SCATTER_ALGORITHM", "LANES_ALLTOALL_ALGORITHM", "LANES_BARRIER_ALGORITHM",
+        "LANES_MPI_COLLS", "LANES_MPI_STATS"}) {
     EXPECT_EQ(seen[name], 1) << name;
   }
-  EXPECT_EQ(seen.size(), 25u);
+  EXPECT_EQ(seen.size(), 26u);
 }

@@ -742,3 +742,114 @@ TEST(NodeChannels, SinkConsumesEveryPieceInOrder) {
   EXPECT_EQ(ss, XferState::failed);
   EXPECT_NE(es.find("rejected"), std::string::npos) << es;
 }
+
+// The shared heap: whole pages, neighbours merged when given back, only its own blocks taken back,
+// nullptr when full; a peer's mapping (here this process's own, through /proc/self/fd) is the
+// same memory, and a view naming another file maps nothing.
+TEST(SharedHeap, AllocatesPagesAndMergesFreedNeighbours) {
+  constexpr std::size_t kPage = SharedHeap::kPage;
+  SharedHeap heap(16 * kPage);
+  char* a = static_cast<char*>(heap.allocate(1));
+  char* b = static_cast<char*>(heap.allocate(kPage + 1));
+  char* c = static_cast<char*>(heap.allocate(0));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a) % kPage, 0u);
+  EXPECT_EQ(b - a, static_cast<std::ptrdiff_t>(kPage));
+  EXPECT_EQ(c - b, static_cast<std::ptrdiff_t>(2 * kPage));
+  EXPECT_EQ(heap.allocated(), 4 * kPage);
+  EXPECT_TRUE(heap.contains(b, 2 * kPage));
+  EXPECT_FALSE(heap.contains(b, 16 * kPage));
+  int outside = 0;
+  EXPECT_FALSE(heap.contains(&outside, sizeof outside));
+  EXPECT_FALSE(heap.release(&outside));
+  EXPECT_FALSE(heap.release(b + 1));              // not the start of a block
+  EXPECT_EQ(heap.allocate(13 * kPage), nullptr);  // 12 pages are left
+  EXPECT_TRUE(heap.release(a));
+  EXPECT_TRUE(heap.release(c));
+  EXPECT_TRUE(heap.release(b));
+  EXPECT_FALSE(heap.release(b));  // given back already
+  EXPECT_EQ(heap.allocated(), 0u);
+  char* whole = static_cast<char*>(heap.allocate(16 * kPage));  // every run merged again
+  EXPECT_EQ(whole, a);
+  EXPECT_TRUE(heap.release(whole));
+}
+
+TEST(SharedHeap, PeersMapTheSameMemory) {
+  SharedHeap heap(std::size_t{1} << 20);
+  auto* p = static_cast<unsigned char*>(heap.allocate(8192));
+  ASSERT_NE(p, nullptr);
+  PeerHeaps peers;
+  const HeapView view = heap.view();
+  char* mapped = peers.map(view);
+  ASSERT_NE(mapped, nullptr);
+  EXPECT_NE(static_cast<void*>(mapped),
+            reinterpret_cast<void*>(view.base));  // a mapping of its own
+  unsigned char* alias =
+      reinterpret_cast<unsigned char*>(mapped) + (reinterpret_cast<std::uint64_t>(p) - view.base);
+  alias[100] = 0x5A;
+  EXPECT_EQ(p[100], 0x5A);
+  EXPECT_EQ(peers.map(view), mapped);  // mapped once
+  HeapView other = view;
+  other.inode += 1;  // the fd of another file
+  EXPECT_EQ(peers.map(other), nullptr);
+  EXPECT_TRUE(heap.release(p));
+}
+
+// A message from the sender's heap goes single-copy even where the kernel's copy is off: its
+// receiver reads it out of its mapping, and a sink takes it from there in one piece without
+// the destination being written. Below kMappedMin, from ordinary memory, or before the node
+// agreed that every heap is mapped, it goes staged.
+TEST(NodeChannels, MessagesFromTheHeapAreReadInPlace) {
+  Pair pair(CopyPolicy{.single_possible = false, .prefer_single = false});
+  SharedHeap heap_a(std::size_t{8} << 20), heap_b(std::size_t{8} << 20);
+  auto peers = std::make_shared<PeerHeaps>();
+  pair.a->use_heaps(&heap_a, peers);
+  pair.b->use_heaps(&heap_b, peers);
+  pair.a->publish_self();  // again, now with the heaps
+  pair.b->publish_self();
+  pair.a->fix_peers();
+  pair.b->fix_peers();
+  ASSERT_TRUE(pair.a->map_peer_heaps());
+  ASSERT_TRUE(pair.b->map_peer_heaps());
+  ASSERT_FALSE(pair.a->cma_possible());
+  const std::size_t bytes = 3 * pair.geometry.chunk + 40;
+  auto* src = static_cast<unsigned char*>(heap_a.allocate(bytes));
+  ASSERT_NE(src, nullptr);
+  const std::vector<unsigned char> out = pattern(bytes, 9);
+  std::copy(out.begin(), out.end(), src);
+  const auto mode = [&](const void* data, std::size_t n) {
+    return pair.a->send(1, 0, data, n).single_mode();
+  };
+  EXPECT_EQ(mode(src, bytes), SingleCopy::no);  // not agreed yet
+  pair.a->set_heaps_mapped(true);
+  pair.b->set_heaps_mapped(true);
+  EXPECT_EQ(mode(src, bytes), SingleCopy::pulled);
+  EXPECT_EQ(mode(src, kMappedMin), SingleCopy::pulled);
+  EXPECT_EQ(mode(src, kMappedMin - 1), SingleCopy::no);
+  EXPECT_EQ(mode(out.data(), bytes), SingleCopy::no);
+  for (const bool sunk : {false, true}) {
+    SCOPED_TRACE(sunk ? "sink" : "destination");
+    std::vector<unsigned char> in(bytes, 0xCA);
+    Collected got;
+    const std::uint64_t msg = pair.next_msg++;
+    ShmTransfer s = pair.a->send(1, msg, src, bytes);
+    ShmTransfer r =
+        sunk ? pair.b->recv(0, msg, in.data(), bytes, PieceSink{&Collected::consume, &got, 7})
+             : pair.b->recv(0, msg, in.data(), bytes);
+    std::string es, er;
+    const auto [ss, rs] = drive_both(s, r, es, er);
+    ASSERT_EQ(ss, XferState::done) << es;
+    ASSERT_EQ(rs, XferState::done) << er;
+    EXPECT_TRUE(s.single_copy());
+    if (sunk) {
+      EXPECT_EQ(got.bytes, out);
+      EXPECT_EQ(got.pieces, std::vector<std::size_t>{bytes});
+      EXPECT_EQ(std::count(in.begin(), in.end(), 0xCA), static_cast<std::ptrdiff_t>(bytes));
+    } else {
+      EXPECT_EQ(in, out);
+    }
+  }
+  EXPECT_TRUE(heap_a.release(src));
+}

@@ -17,7 +17,7 @@ namespace lanes::transport {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x6c616e65732d7368ull;  // "lanes-sh"
-constexpr std::uint32_t kVersion = 8;
+constexpr std::uint32_t kVersion = 9;
 constexpr std::size_t kLine = 64;
 constexpr std::size_t kPushUnit = 4096;  // a shared single copy splits at a page boundary
 // SendLine::single: the SingleCopy in the low byte, and for a shared message that may go by
@@ -43,7 +43,13 @@ struct alignas(kLine) Header {
 struct alignas(kLine) PeerEntry {
   std::atomic<std::int64_t> pid;
   std::atomic<std::uint64_t> base;
+  // The process's heap (HeapView), written before pid is published.
+  std::int64_t heap_fd;
+  std::uint64_t heap_inode;
+  std::uint64_t heap_base;
+  std::uint64_t heap_bytes;
 };
+static_assert(sizeof(PeerEntry) == kLine);
 
 // A slot's control: three cache lines, each written by one side while the other polls it, so
 // the pair's cores never fight over a line. The other side writes a word there at most once per
@@ -229,9 +235,19 @@ NodeChannels::NodeChannels(ShmSegment segment, int local_rank, const ChannelGeom
   }
 }
 
+void NodeChannels::use_heaps(const SharedHeap* own, std::shared_ptr<PeerHeaps> peers) {
+  own_heap_ = own;
+  peer_heaps_ = std::move(peers);
+}
+
 void NodeChannels::publish_self() {
   PeerEntry& me = peers_of(segment_.data())[local_rank_];
   me.base.store(reinterpret_cast<std::uint64_t>(segment_.data()));
+  const HeapView heap = own_heap_ != nullptr ? own_heap_->view() : HeapView{};
+  me.heap_fd = heap.fd;
+  me.heap_inode = heap.inode;
+  me.heap_base = heap.base;
+  me.heap_bytes = heap.bytes;
   me.pid.store(static_cast<std::int64_t>(getpid()), std::memory_order_release);
 }
 
@@ -276,10 +292,50 @@ std::size_t NodeChannels::single_copy_min() const {
 
 void NodeChannels::fix_peers() {
   pids_.clear();
+  heap_views_.clear();
   for (int i = 0; i < geometry_.local_size; ++i) {
-    pids_.push_back(
-        static_cast<pid_t>(peers_of(segment_.data())[i].pid.load(std::memory_order_acquire)));
+    const PeerEntry& e = peers_of(segment_.data())[i];
+    pids_.push_back(static_cast<pid_t>(e.pid.load(std::memory_order_acquire)));
+    HeapView v;
+    v.pid = pids_.back();
+    v.fd = e.heap_fd;
+    v.inode = e.heap_inode;
+    v.base = e.heap_base;
+    v.bytes = e.heap_bytes;
+    heap_views_.push_back(v);
   }
+}
+
+bool NodeChannels::map_peer_heaps() {
+  heap_maps_.assign(heap_views_.size(), nullptr);
+  if (!peer_heaps_) return true;
+  bool all = true;
+  for (std::size_t i = 0; i < heap_views_.size(); ++i) {
+    if (static_cast<int>(i) == local_rank_ || heap_views_[i].bytes == 0) continue;
+    heap_maps_[i] = peer_heaps_->map(heap_views_[i]);
+    if (heap_maps_[i] == nullptr) all = false;
+  }
+  return all;
+}
+
+char* NodeChannels::peer_memory(int peer, std::uint64_t addr, std::size_t bytes) const {
+  if (!heaps_mapped_ || static_cast<std::size_t>(peer) >= heap_maps_.size()) return nullptr;
+  char* mapped = heap_maps_[static_cast<std::size_t>(peer)];
+  const HeapView& v = heap_views_[static_cast<std::size_t>(peer)];
+  if (mapped == nullptr || addr < v.base || bytes > v.bytes || addr - v.base > v.bytes - bytes) {
+    return nullptr;
+  }
+  return mapped + (addr - v.base);
+}
+
+bool NodeChannels::copy_with_peer(int peer, bool write, char* local, std::uint64_t remote,
+                                  std::size_t bytes, std::string& error) const {
+  if (char* mapped = peer_memory(peer, remote, bytes)) {
+    if (bytes > 0) std::memcpy(write ? mapped : local, write ? local : mapped, bytes);
+    return true;
+  }
+  return write ? cma_write(pid_of(peer), local, reinterpret_cast<void*>(remote), bytes, error)
+               : cma_read(pid_of(peer), local, reinterpret_cast<const void*>(remote), bytes, error);
 }
 
 pid_t NodeChannels::pid_of(int local) const {
@@ -349,8 +405,16 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   t.tag_ = msg + 1;
   t.data_ = const_cast<char*>(static_cast<const char*>(data));
   t.bytes_ = bytes;
+  // From the sender's heap the receiver reads the message itself at memcpy's rate (a reduction
+  // combines it from there): single copy whatever the hint, and pulled unless the hint has both
+  // sides copy (where the kernel's copy works and the receiver published its buffer).
+  const bool mapped = bytes >= kMappedMin && source_mapped(data, bytes);
+  if (mapped && (hint == SingleCopy::no || !cma_possible() || bytes < single_copy_min())) {
+    t.single_ = SingleCopy::pulled;
+    return t;
+  }
   if (!cma_possible()) return t;
-  const std::size_t least = single_copy_min(hint);
+  const std::size_t least = mapped ? kMappedMin : single_copy_min(hint);
   if (least == 0 || bytes < least) return t;
   if (hint == SingleCopy::fanout ||
       (hint == SingleCopy::exchange && (!prefer_single_ || bytes <= geometry_.chunk))) {
@@ -482,10 +546,8 @@ bool ShmTransfer::copy_claimed_pieces(std::string& error) {
     const std::size_t off = c * piece;
     const std::size_t n = std::min(piece, bytes_ - off);
     std::string why;
-    const bool ok = is_send_ ? cma_write(ch_->pid_of(peer_), data_ + off,
-                                         reinterpret_cast<char*>(s->r.dst_addr) + off, n, why)
-                             : cma_read(ch_->pid_of(peer_), data_ + off,
-                                        reinterpret_cast<const char*>(s->m.src_addr) + off, n, why);
+    const bool ok = ch_->copy_with_peer(peer_, is_send_, data_ + off,
+                                        (is_send_ ? s->r.dst_addr : s->m.src_addr) + off, n, why);
     if (!ok) {
       peer_gone_ = errno == ESRCH;
       s->m.error.store(tag_, rel);
@@ -564,8 +626,8 @@ XferState ShmTransfer::advance_send(std::string& error) {
         claimed_ = claimable_ && (busy_ || s->r.busy != 0);
         if (claimed_) {
           if (!copy_claimed_pieces(error)) return state_;
-        } else if (push_ > 0 && !cma_write(ch_->pid_of(peer_), data_,
-                                           reinterpret_cast<void*>(s->r.dst_addr), push_, why)) {
+        } else if (push_ > 0 &&
+                   !ch_->copy_with_peer(peer_, true, data_, s->r.dst_addr, push_, why)) {
           peer_gone_ = errno == ESRCH;
           s->m.error.store(tag_, rel);
           return fail(error, why);
@@ -646,8 +708,12 @@ XferState ShmTransfer::advance_recv(std::string& error) {
           return state_ = XferState::done;
         }
         claimed_ = (s->s.single & kClaimable) != 0 && ((s->s.single & kSenderBusy) != 0 || busy_);
+        // Single copy out of the sender's heap works without the kernel's copy.
+        const char* mapped = mode != 0 ? ch_->peer_memory(peer_, s->m.src_addr, bytes_) : nullptr;
         if (mode != 0 && claimed_) {
-          if (!ch_->cma_possible()) return fail(error, "internal: single copy where CMA fails");
+          if (!ch_->cma_possible() && mapped == nullptr) {
+            return fail(error, "internal: single copy where CMA fails");
+          }
           // A busy receiver claims pieces from its next poll on: its own copies first.
           if (busy_ && !deferred_) {
             deferred_ = true;
@@ -658,16 +724,27 @@ XferState ShmTransfer::advance_recv(std::string& error) {
           break;
         }
         if (mode != 0) {
-          if (!ch_->cma_possible()) return fail(error, "internal: single copy where CMA fails");
+          if (!ch_->cma_possible() && mapped == nullptr) {
+            return fail(error, "internal: single copy where CMA fails");
+          }
           const bool pulled = mode == static_cast<std::uint32_t>(SingleCopy::pulled);
           const std::size_t push = pulled ? 0 : std::size_t{s->s.push_pages} * kPushUnit;
           if (push > bytes_) {
             s->m.error.store(tag_, rel);
             return fail(error, "internal: the sender's share exceeds its message");
           }
+          if (pulled && mapped != nullptr) {  // straight out of the sender's heap, sink or not
+            if (!deliver(0, mapped, bytes_)) {
+              s->m.error.store(tag_, rel);
+              return fail(error, "the receiver could not take the message");
+            }
+            s->r.recv_done.store(tag_, rel);
+            step_ = Step::finished;
+            return state_ = XferState::done;
+          }
           std::string why;
-          if (!cma_read(ch_->pid_of(peer_), data_ + push,
-                        reinterpret_cast<const char*>(s->m.src_addr) + push, bytes_ - push, why)) {
+          if (!ch_->copy_with_peer(peer_, false, data_ + push, s->m.src_addr + push, bytes_ - push,
+                                   why)) {
             peer_gone_ = errno == ESRCH;
             s->m.error.store(tag_, rel);
             return fail(error, why);

@@ -7,4 +7,5 @@
 
 #include <lanes/communicator.hpp>
 #include <lanes/error.hpp>
+#include <lanes/memory.hpp>
 #include <lanes/runtime.hpp>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <lanes/communicator.hpp>
+#include <lanes/memory.hpp>
 
 namespace lanes {
 
@@ -63,6 +64,10 @@ class Runtime {
   // Rails (NICs) this process drives off its node: lanes' default number of lanes, and the
   // range of CallOptions::first_rail.
   int num_rails() const;
+  // `bytes` (whole pages, page-aligned, zero-filled when first used) from this process's shared
+  // heap, which the node's other processes read in place (lanes::Memory); ordinary memory where
+  // the heap is off or full. Throws lanes::Error(resource) when neither can be had. Thread-safe.
+  Memory allocate(std::size_t bytes) const;
 
  private:
   explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl);
