@@ -3,6 +3,7 @@
 # alltoall, and the MPI_INT sums allreduce and reduce), measured side by side (lanes-bench runs
 # both in one process, interleaved), on
 #  (a) this host as one node with 2 processes bound to cores (2000 repetitions up to 1000 ints)
+#  (a') the same with every buffer from lanes' shared heap (lanes-bench --memory shared)
 #      and 4 (oversubscribing the 2 cores), against Open MPI's default (tuned) and its han
 #      component, bcast, scatter, gather, alltoall, allgather, allreduce and reduce; the
 #      reductions (allreduce, reduce) of 4 bytes, 4 MiB and 16 MiB with 2 processes bound to
@@ -20,7 +21,7 @@
 # Then plots, and the targets' ratios.
 #   bench/results.sh [--quick] [--only LAYOUT,...]
 #     --quick: 3 counts and few repetitions, to try the pipeline;
-#     --only:  runs these parts again (`onenode` for (a), emulated layouts by their names in
+#     --only:  runs these parts again (`onenode` for (a), `heap` for (a'), emulated layouts by their names in
 #              `layouts` below), keeps every other result of bench/results and writes RESULTS.md
 #              anew from all of them.
 # Needs root for (b) (network namespaces); without it, (b) is left out and RESULTS.md says so.
@@ -95,7 +96,7 @@ algorithms_of() {  # COLLS NODES PPN
 }
 all_algos=$(algorithms_of "$colls" 4 2)
 
-wants() {  # is this part (onenode or a layout's name) to run?
+wants() {  # is this part (onenode, heap or a layout's name) to run?
   [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]
 }
 if [ -n "$only" ]; then
@@ -205,6 +206,26 @@ for np in 2 4; do
   merge_csv "$out/crossover_np$np.csv" "${parts[@]}"
   rm -f "$out"/part_crossover_*.md
 done
+fi
+
+# (a') One node again with every buffer, Open MPI's as well as lanes', from lanes' shared heap
+# (lanes-bench --memory shared: lanes::Runtime::allocate), which node peers read in place: 2
+# processes bound to cores, lanes auto beside Open MPI's default on the same buffers, the seven
+# collectives at every count and the reductions' 4 and 16 MiB vectors.
+if wants heap; then
+  heap_run=(mpirun --bind-to core --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
+            -x LANES_RAILS=lo -np 2 "$bench" --memory shared --warmup "$warmup" --algorithms auto)
+  heap_colls=bcast,scatter,gather,alltoall,allgather,allreduce,reduce
+  heap_reps=100 heap_reps_small=2000
+  [ $mode = quick ] && heap_reps=10 heap_reps_small=20
+  run "$out/part_heap_0.md" "${heap_run[@]}" --collective "$heap_colls" --counts "$small" \
+    --reps "$heap_reps_small" --csv "$out/part_heap_0.csv"
+  run "$out/part_heap_1.md" "${heap_run[@]}" --collective "$heap_colls" --counts "$mid,$big" \
+    --reps "$heap_reps" --csv "$out/part_heap_1.csv"
+  run "$out/part_heap_2.md" "${heap_run[@]}" --collective allreduce,reduce \
+    --counts "$reduction_big" --reps "$reduction_reps_big" --csv "$out/part_heap_2.csv"
+  merge_csv "$out/heap_np2.csv" "$out"/part_heap_[012].csv
+  cat "$out"/part_heap_[012].md >"$out/heap_np2.md" && rm -f "$out"/part_heap_*.md
 fi
 
 # (b) The emulated clusters. name nodes rails rate processes kind

@@ -288,6 +288,79 @@ if red:
                                 "within 1.5× of the copy and reduction bound", f"{rb:.2f}×",
                                 verdict(rb <= 1.5)))
 
+# The same node with every buffer from lanes' shared heap (lanes-bench --memory shared), Open
+# MPI's calls on the same buffers.
+def heap_bound_us(coll, p, count):
+    """As copy_bound_us, where every process reads its peers' buffers in place: a reduction's
+    contributions are combined where they lie, so only an allreduce's results are copied, to the
+    processes that did not combine them."""
+    b = 4 * count
+    if coll not in ("allreduce", "reduce"):
+        return copy_bound_us(coll, p, count)
+    if not memcpy_rates or not combine_rates:
+        return None
+    combined = (p - 1) * b
+    copied = (p - 1) * b if coll == "allreduce" else 0
+    return (combined / rate_for(b, combine_rates) + copied / rate_for(b)) / 2 * 1e6
+
+
+heap = rows("heap_np2.csv")
+if heap:
+    w("### Buffers from lanes' shared heap, 2 processes bound to cores
+")
+    w("Every buffer, Open MPI's as well as lanes', from lanes' shared heap (`lanes-bench "
+      "--memory shared`: `lanes::Runtime::allocate`, or `MPI_Alloc_mem` under liblanes_mpi), "
+      "which the node's processes map, so that a node message from it is read by its receiver "
+      "with memcpy or combined where it lies (`mpirun -np 2 --bind-to core`, lanes `auto` beside "
+      "Open MPI's default on the same buffers in one run: bench/results/heap_np2.csv; 2000 "
+      "repetitions up to 1000 ints, 100 above, 50 for the 4 and 16 MiB reductions). lanes from "
+      "ordinary memory: lanes `auto` of the runs above (another run). The bound is the copy bound "
+      "above for the collectives that combine nothing; for the reductions, where contributions "
+      "are combined where they lie, only an allreduce's results are copied: c·(1/γ + 1/μ)/2 for "
+      "allreduce and c/(2γ) for reduce at p = 2. Ratios > 1: lanes faster.\n")
+    w("| collective | count | bytes/block | lanes auto, heap | Open MPI tuned, heap | tuned/auto "
+      "| lanes auto, ordinary memory | bound | auto/bound |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    ordinary = (onenode.get(2) or ([], []))[0] + (red or [])
+    for coll in ONENODE_COLLS:
+        for c in counts_of(heap, coll):
+            a, t = auto(heap, coll, c), native(heap, coll, c)
+            o = auto(ordinary, coll, c)
+            bound = heap_bound_us(coll, 2, c) if 4 * c >= 1 << 20 else None
+            w(f"| {coll} | {c} | {4 * c} | {us(a and a['avg_us'])} | {us(t)} | "
+              f"{rs(ratio(t, a and a['avg_us']))} | {us(o and o['avg_us'])} | {us(bound)} | "
+              f"{rs(ratio(a and a['avg_us'], bound))} |")
+    w("")
+    where = "one node, 2 processes bound to cores, buffers from lanes' shared heap"
+    for coll in ONENODE_COLLS:
+        cs = counts_of(heap, coll)
+        slower = [(c, ratio(native(heap, coll, c), auto(heap, coll, c)["avg_us"]))
+                  for c in cs if auto(heap, coll, c) and native(heap, coll, c)]
+        if slower:
+            worst = min(slower, key=lambda x: x[1])
+            targets.append((f"{where}, {coll}: lanes no slower than Open MPI (tuned) at every "
+                            "count", f"worst Open MPI/lanes {worst[1]:.2f} at count {worst[0]}",
+                            verdict(worst[1] >= 1.0)))
+        for c in cs:
+            a, t = auto(heap, coll, c), native(heap, coll, c)
+            if not a or t is None or 4 * c < 1 << 20:
+                continue
+            faster = {"bcast": 2.0, "scatter": 1.6, "alltoall": 1.2, "allreduce": 2.0}.get(coll)
+            if coll == "reduce" and 4 * c == 4 << 20:
+                faster = 1.5
+            if faster and (coll in ("allreduce", "reduce") or c == max(cs)):
+                r = ratio(t, a["avg_us"])
+                targets.append((f"{where}, {coll} at {4 * c} B: ≥{faster}× faster than Open MPI "
+                                "(tuned, same buffers)", f"{r:.2f}×", verdict(r >= faster)))
+            bound = heap_bound_us(coll, 2, c)
+            limit = {"bcast": 1.2, "scatter": 1.2, "alltoall": 1.3, "allreduce": 1.5,
+                     "reduce": 1.5}.get(coll)
+            if bound and limit and (coll in ("allreduce", "reduce") or c == max(cs)):
+                rb = ratio(a["avg_us"], bound)
+                targets.append((f"{where}, {coll} at {4 * c} B: within {limit}× of the bound",
+                                f"{rb:.2f}×", verdict(rb <= limit)))
+
+
 # Seed 001's crossover between whole-vector and partitioned allreduce on one node.
 PARTITIONED = "full-lane"
 WHOLE_VECTOR = ("reduce-bcast", "recursive-doubling", "hierarchical")
