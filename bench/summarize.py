@@ -306,8 +306,7 @@ def heap_bound_us(coll, p, count):
 
 heap = rows("heap_np2.csv")
 if heap:
-    w("### Buffers from lanes' shared heap, 2 processes bound to cores
-")
+    w("### Buffers from lanes' shared heap, 2 processes bound to cores\n")
     w("Every buffer, Open MPI's as well as lanes', from lanes' shared heap (`lanes-bench "
       "--memory shared`: `lanes::Runtime::allocate`, or `MPI_Alloc_mem` under liblanes_mpi), "
       "which the node's processes map, so that a node message from it is read by its receiver "

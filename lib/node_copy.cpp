@@ -52,7 +52,7 @@ transport::SingleCopy node_copy_of(const algos::Schedule& schedule, const algos:
   // Where each process has a core: a reduce's messages go staged, and their receivers combine
   // them straight out of the slots; other reductions' go staged when their vectors stream from
   // memory or the kernel's single copy is slow here.
-  if (reduce && !cma) return SingleCopy::no;
+  if (reduce && !cma) return SingleCopy::pipelined;
   if (combines && !cma &&
       (user_bytes(schedule) > kPulledReductionMax || user_bytes(schedule) <= kPulledReductionMin ||
        cma_slowdown >= kPullReductionSlowdownMax)) {

@@ -24,7 +24,8 @@
 //  - exchange, the pulled case whose every node send waits for no receive (alltoall): where
 //    processes share cores, pulled from above a whole slot message too;
 //  - no (staged), in the other reductions, in every reduction whose vectors exceed
-//    kPulledReductionMax where each process has a core, and there in every reduce: its
+//    kPulledReductionMax where each process has a core, and there in every reduce (as
+//    pipelined, which keeps a reduce's large messages staged from the shared heap too): its
 //    receivers combine the staged pieces straight out of the slots as they arrive
 //    (lib/fused_receive.hpp), so a message costs its sender one copy and its receiver none.
 //    Measured at p=2, a core each, three rounds alternating with the build before (shared single

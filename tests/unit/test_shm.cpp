@@ -829,6 +829,14 @@ TEST(NodeChannels, MessagesFromTheHeapAreReadInPlace) {
   EXPECT_EQ(mode(src, kMappedMin), SingleCopy::pulled);
   EXPECT_EQ(mode(src, kMappedMin - 1), SingleCopy::no);
   EXPECT_EQ(mode(out.data(), bytes), SingleCopy::no);
+  // A pipelined sender (nothing else to do) keeps large messages staged, so that it copies too.
+  auto* large = static_cast<unsigned char*>(heap_a.allocate(kMappedPipelinedMin));
+  ASSERT_NE(large, nullptr);
+  EXPECT_EQ(pair.a->send(1, 0, large, kMappedPipelinedMin, SingleCopy::pipelined).single_mode(),
+            SingleCopy::no);
+  EXPECT_EQ(pair.a->send(1, 0, large, kMappedPipelinedMin - 1, SingleCopy::pipelined).single_mode(),
+            SingleCopy::pulled);
+  EXPECT_TRUE(heap_a.release(large));
   for (const bool sunk : {false, true}) {
     SCOPED_TRACE(sunk ? "sink" : "destination");
     std::vector<unsigned char> in(bytes, 0xCA);

@@ -408,7 +408,10 @@ ShmTransfer NodeChannels::send(int peer, std::uint64_t msg, const void* data, st
   // From the sender's heap the receiver reads the message itself at memcpy's rate (a reduction
   // combines it from there): single copy whatever the hint, and pulled unless the hint has both
   // sides copy (where the kernel's copy works and the receiver published its buffer).
-  const bool mapped = bytes >= kMappedMin && source_mapped(data, bytes);
+  const bool pipelined = hint == SingleCopy::pipelined;
+  if (pipelined) hint = SingleCopy::no;
+  const bool mapped = bytes >= kMappedMin && source_mapped(data, bytes) &&
+                      !(pipelined && !prefer_single_ && bytes >= kMappedPipelinedMin);
   if (mapped && (hint == SingleCopy::no || !cma_possible() || bytes < single_copy_min())) {
     t.single_ = SingleCopy::pulled;
     return t;
@@ -441,6 +444,7 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
   std::size_t least = 0;
   switch (hint) {
     case SingleCopy::no:
+    case SingleCopy::pipelined:
       least = prefer_single_ ? geometry_.chunk + 1 : 0;
       break;
     case SingleCopy::shared:

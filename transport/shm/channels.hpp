@@ -55,12 +55,16 @@ namespace lanes::transport {
 //    together, the sender after its memcpy and its share, the receiver after the rest (AMD EPYC,
 //    s = 3.4, p=2, scatter of 4 MB: pushing 25 %, 33 % and 50 % against pulling, in two
 //    alternating rounds, averages 292-321, 266-271 and 350-356 us against 355-397);
+//  - pipelined: no, for a sender that has nothing else to do meanwhile (a reduce's senders, whose
+//    receivers combine the pieces as they arrive): its message stays staged from the heap too
+//    from kMappedPipelinedMin where each process has a core, so that its core copies while the
+//    receiver combines (see kMappedPipelinedMin);
 //  - fanout: pulled, also where processes share cores, for a sender that feeds several local peers
 //    and receives nothing on its node (scatter's root, a bcast tree's root): each receiver reads
 //    its own message while the sender goes on to the next (4 processes on 2 cores, scatter
 //    medians in two rounds: 400 KB blocks 67-72 us against 123-131 with the sender writing half
 //    of each, 1.2 MB 169-241 against 224-275).
-enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange, balanced, fanout };
+enum class SingleCopy : std::uint8_t { no, shared, pulled, exchange, balanced, fanout, pipelined };
 
 struct CopyPolicy {
   bool single_possible = false;  // try single copy (the probe may still find it fails)
@@ -107,6 +111,15 @@ inline constexpr std::size_t kSingleCopyMin = 4 * 1024;
 // (allreduce of 8 KiB 1.60-1.64 us against 2.11-2.25, reduce of 16 KiB 0.77-0.78 against
 // 2.54-2.70, fastest calls).
 inline constexpr std::size_t kMappedMin = 1024;
+// From this size, where each process has a core, a message hinted SingleCopy::pipelined goes
+// staged even from the sender's heap: read in place, the receiver alone streams both vectors
+// while the sender's core idles; staged, the sender copies each piece in while the receiver
+// combines the one before. p=2 on an Intel Xeon, reduce from the heap, two rounds alternating
+// staged and read in place (lanes-bench --memory shared --collective reduce --algorithms auto,
+// medians): read in place 1.03-1.16 us against 3.46-3.52 at 16 KiB, 7.3-7.4 against 17.9-18.2
+// at 256 KiB, 16.4-16.6 against 41.3-41.9 at 512 KiB; alike at 1 MiB (94-105 against 90-97);
+// staged faster at 2 MiB (195-206 against 221-229) and 4 MiB (385-390 against 448-454).
+inline constexpr std::size_t kMappedPipelinedMin = 1024 * 1024;
 
 // Where each process has a core, a shared or balanced single-copy message below this size goes
 // pulled: the receiver reads all of it while the sender waits. The sender's share costs it a
