@@ -51,7 +51,7 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   # plain np4 node2 run is left to stage 1; 'collectives staged-shm np3 node2' stands for the
   # irregular layouts (a node of 2 and one of 1), whose plain runs are left to stage 1 too.
   meson test -C "$asan" --print-errorlogs --num-processes 1 --logbase integration \
-    'collectives staged-shm np3 node2' \
+    'collectives staged-shm np3 node2' 'collectives shared-heap np4 node2' \
     'collectives two-rails np4 node2' 'misuse LANES_CHECK np3 node2' \
     'sigkill mid-bcast victim1' 'mismatch revokes np4 node2' 'example pmix np3 node2' \
     'lanes-info np4 node2' 'start-up failures agree np4 node2' \

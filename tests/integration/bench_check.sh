@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lanes-bench --check on 3 processes as nodes of 2 and 1: every repetition's result verified (with
 # a settling call of the same variant before each, --settle 1), and the CSV holds the header and,
-# per collective and count, the MPI library's row and lanes rows.
+# per collective and count, the MPI library's row and lanes rows; then --memory shared, checked too.
 #   bench_check.sh RUN_MPI LANES_BENCH
 set -u
 run_mpi=$1 bench=$2
@@ -49,5 +49,15 @@ grep -q "FAILED" "$dir/out.md" "$dir/err.txt" && { echo "FAIL: a result failed -
 rows=$(grep -c "| ok |" "$dir/out.md")
 [ "$rows" = "$(($(wc -l <"$dir/b.csv") - 1))" ] ||
   { echo "FAIL: $rows checked rows in the table for $(($(wc -l <"$dir/b.csv") - 1)) CSV rows"; fail=1; }
-[ $fail = 0 ] && echo "ok: $rows rows"
+# --memory shared: every buffer from lanes' shared heap, both libraries' results checked again.
+"$run_mpi" 3 2 "$bench" --check --memory shared --collective bcast,gather,alltoall,allreduce \
+  --counts 1,1000,70000 --reps 3 --warmup 1 --algorithms auto >"$dir/heap.md" 2>"$dir/heap.txt"
+rc=$?
+if [ $rc != 0 ] || grep -q "FAILED" "$dir/heap.md" "$dir/heap.txt" ||
+  ! grep -q "buffers from lanes' shared heap" "$dir/heap.txt"; then
+  cat "$dir/heap.md" "$dir/heap.txt"
+  echo "FAIL: lanes-bench --memory shared (exit $rc)"
+  fail=1
+fi
+[ $fail = 0 ] && echo "ok: $rows rows, and --memory shared"
 exit $fail

@@ -861,3 +861,35 @@ TEST(NodeChannels, MessagesFromTheHeapAreReadInPlace) {
   }
   EXPECT_TRUE(heap_a.release(src));
 }
+
+// A receiver whose own heap is off (LANES_HEAP_SIZE=0, or the kernel refused it) still reads its
+// peers' heaps in place, without the kernel's copy.
+TEST(NodeChannels, AReceiverWithoutAHeapReadsPeersHeaps) {
+  Pair pair(CopyPolicy{.single_possible = false, .prefer_single = false});
+  SharedHeap heap_a(std::size_t{1} << 20);
+  auto peers = std::make_shared<PeerHeaps>();
+  pair.a->use_heaps(&heap_a, peers);
+  pair.b->use_heaps(nullptr, peers);
+  for (NodeChannels* c : {pair.a.get(), pair.b.get()}) {
+    c->publish_self();
+    c->fix_peers();
+    ASSERT_TRUE(c->map_peer_heaps());
+    c->set_heaps_mapped(true);
+  }
+  const std::size_t bytes = 64 * 1024;
+  auto* src = static_cast<unsigned char*>(heap_a.allocate(bytes));
+  ASSERT_NE(src, nullptr);
+  const std::vector<unsigned char> out = pattern(bytes, 4);
+  std::copy(out.begin(), out.end(), src);
+  std::vector<unsigned char> in(bytes, 0xCA);
+  ShmTransfer s = pair.a->send(1, 0, src, bytes);
+  ShmTransfer r = pair.b->recv(0, 0, in.data(), bytes);
+  std::string es, er;
+  const auto [ss, rs] = drive_both(s, r, es, er);
+  EXPECT_EQ(ss, XferState::done) << es;
+  EXPECT_EQ(rs, XferState::done) << er;
+  EXPECT_EQ(s.single_mode(), SingleCopy::pulled);
+  EXPECT_EQ(in, out);
+  EXPECT_FALSE(pair.b->source_mapped(in.data(), bytes));  // nothing of its own to offer
+  EXPECT_TRUE(heap_a.release(src));
+}

@@ -301,12 +301,12 @@ class NodeChannels {
   // read peers' heaps only after set_heaps_mapped(true), which the node's processes call alike
   // once all of them mapped every heap.
   bool map_peer_heaps();
-  void set_heaps_mapped(bool mapped) { heaps_mapped_ = mapped && own_heap_ != nullptr; }
+  void set_heaps_mapped(bool mapped) { heaps_mapped_ = mapped; }
   bool heaps_mapped() const { return heaps_mapped_; }
   // Whether a message from [data, data + bytes) can be read by its receiver out of this
   // process's heap.
   bool source_mapped(const void* data, std::size_t bytes) const {
-    return heaps_mapped_ && own_heap_->contains(data, bytes);
+    return heaps_mapped_ && own_heap_ != nullptr && own_heap_->contains(data, bytes);
   }
   // This process's address of [addr, addr + bytes) of local rank `peer`'s memory where that lies
   // in the peer's heap, else nullptr.
