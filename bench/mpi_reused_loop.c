@@ -6,7 +6,9 @@
  * Run it as it is and with liblanes_mpi preloaded (bench/preload_sweep.sh does both):
  *   mpirun -np 2 --bind-to core ./mpi-reused-loop [--max-bytes 4194304]
  * Prints "collective bytes us_per_call", one line per collective and size (bytes per block:
- * every rank's block for scatter, gather, alltoall and allgather), 1 B to --max-bytes by 4x. */
+ * every rank's block for scatter, gather, alltoall and allgather), 1 B to --max-bytes by 4x.
+ * --alloc-mem 1: the two buffers come from MPI_Alloc_mem (lanes' shared heap under
+ * liblanes_mpi, the MPI library's memory without it) rather than malloc. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,18 +23,27 @@ static int iterations(long bytes) {
 
 int main(int argc, char** argv) {
   long max_bytes = 4L << 20;
+  int alloc_mem = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--max-bytes") == 0) max_bytes = atol(argv[i + 1]);
+    if (strcmp(argv[i], "--alloc-mem") == 0) alloc_mem = atoi(argv[i + 1]);
   }
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  unsigned char* send = malloc((size_t)max_bytes * (size_t)size);
-  unsigned char* recv = malloc((size_t)max_bytes * (size_t)size);
+  const size_t total_bytes = (size_t)max_bytes * (size_t)size;
+  unsigned char *send = NULL, *recv = NULL;
+  if (alloc_mem) {
+    MPI_Alloc_mem((MPI_Aint)total_bytes, MPI_INFO_NULL, &send);
+    MPI_Alloc_mem((MPI_Aint)total_bytes, MPI_INFO_NULL, &recv);
+  } else {
+    send = malloc(total_bytes);
+    recv = malloc(total_bytes);
+  }
   if (send == NULL || recv == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
-  memset(send, rank + 1, (size_t)max_bytes * (size_t)size);
-  memset(recv, 0, (size_t)max_bytes * (size_t)size);
+  memset(send, rank + 1, total_bytes);
+  memset(recv, 0, total_bytes);
   const char* names[] = {"bcast", "scatter", "gather", "alltoall", "allgather"};
   for (int coll = 0; coll < 5; ++coll) {
     for (long bytes = 1; bytes <= max_bytes; bytes *= 4) {
@@ -67,8 +78,13 @@ int main(int argc, char** argv) {
       if (rank == 0) printf("%s %ld %.3f\n", names[coll], bytes, average * 1e6);
     }
   }
-  free(send);
-  free(recv);
+  if (alloc_mem) {
+    MPI_Free_mem(send);
+    MPI_Free_mem(recv);
+  } else {
+    free(send);
+    free(recv);
+  }
   MPI_Finalize();
   return 0;
 }

@@ -3,6 +3,8 @@
 # preloaded, alternating, ROUNDS times each, on this host with NP processes bound to cores; prints
 # per collective and size the fastest round's time of each and MPI/lanes (> 1: lanes faster).
 #   bench/preload_sweep.sh [NP] [ROUNDS] [MAX_BYTES]        (defaults: 2 3 4194304)
+# ALLOC_MEM=1: the program takes its buffers from MPI_Alloc_mem (lanes' shared heap under
+# liblanes_mpi, the MPI library's memory without it).
 # Needs a build in build/ (scripts/setup.sh).
 set -eu
 np=${1:-2} rounds=${2:-3} max=${3:-4194304}
@@ -13,11 +15,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 launch=(mpirun -np "$np" --bind-to core --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+alloc=${ALLOC_MEM:-0}
 for r in $(seq 1 "$rounds"); do
-  "${launch[@]}" "$prog" --max-bytes "$max" >"$tmp/mpi.$r"
-  "${launch[@]}" -x LD_PRELOAD="$lib" "$prog" --max-bytes "$max" >"$tmp/lanes.$r"
+  "${launch[@]}" "$prog" --max-bytes "$max" --alloc-mem "$alloc" >"$tmp/mpi.$r"
+  "${launch[@]}" -x LD_PRELOAD="$lib" "$prog" --max-bytes "$max" --alloc-mem "$alloc" \
+    >"$tmp/lanes.$r"
 done
-echo "# mpirun -np $np --bind-to core mpi-reused-loop, without and with LD_PRELOAD=liblanes_mpi.so, fastest of $rounds alternating rounds"
+echo "# mpirun -np $np --bind-to core mpi-reused-loop --alloc-mem $alloc, without and with LD_PRELOAD=liblanes_mpi.so, fastest of $rounds alternating rounds"
 python3 - "$tmp" "$rounds" <<'PY'
 import sys, collections
 tmp, rounds = sys.argv[1], int(sys.argv[2])
