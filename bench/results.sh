@@ -211,7 +211,8 @@ fi
 # (a') One node again with every buffer, Open MPI's as well as lanes', from lanes' shared heap
 # (lanes-bench --memory shared: lanes::Runtime::allocate), which node peers read in place: 2
 # processes bound to cores, lanes auto beside Open MPI's default on the same buffers, the seven
-# collectives at every count and the reductions' 4 and 16 MiB vectors.
+# collectives at every count and the reductions' 4 and 16 MiB vectors; then 4 processes on the 2
+# cores.
 if wants heap; then
   heap_run=(mpirun --bind-to core --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
             -x LANES_RAILS=lo -np 2 "$bench" --memory shared --warmup "$warmup" --algorithms auto)
@@ -226,6 +227,11 @@ if wants heap; then
     --counts "$reduction_big" --reps "$reduction_reps_big" --csv "$out/part_heap_2.csv"
   merge_csv "$out/heap_np2.csv" "$out"/part_heap_[012].csv
   cat "$out"/part_heap_[012].md >"$out/heap_np2.md" && rm -f "$out"/part_heap_*.md
+  # 4 processes on the 2 cores, as in (a).
+  run "$out/heap_np4.md" mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 \
+    --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x LANES_RAILS=lo -np 4 "$bench" \
+    --memory shared --warmup "$warmup" --algorithms auto --collective "$heap_colls" \
+    --counts "$counts" --reps "$heap_reps" --csv "$out/heap_np4.csv"
 fi
 
 # (b) The emulated clusters. name nodes rails rate processes kind
