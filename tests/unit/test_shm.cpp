@@ -893,3 +893,45 @@ TEST(NodeChannels, AReceiverWithoutAHeapReadsPeersHeaps) {
   EXPECT_FALSE(pair.b->source_mapped(in.data(), bytes));  // nothing of its own to offer
   EXPECT_TRUE(heap_a.release(src));
 }
+
+// Threads allocate and give back blocks at once: every block is whole pages of its own, and the
+// heap is whole again at the end (the free runs merged back into one).
+TEST(SharedHeap, ThreadsAllocateAndReleaseAtOnce) {
+  constexpr std::size_t kPage = SharedHeap::kPage;
+  SharedHeap heap(1024 * kPage);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&heap, &failures, t] {
+      std::vector<std::pair<unsigned char*, std::size_t>> mine;
+      for (int i = 0; i < 400; ++i) {
+        const std::size_t bytes = (static_cast<std::size_t>(i * 7 + t) % 5 + 1) * kPage - 100;
+        auto* p = static_cast<unsigned char*>(heap.allocate(bytes));
+        if (p == nullptr) {
+          ++failures;
+          continue;
+        }
+        std::fill(p, p + bytes, static_cast<unsigned char>(t + 1));
+        mine.emplace_back(p, bytes);
+        if (mine.size() > 8) {  // give back the oldest, after checking nobody wrote into it
+          auto [q, n] = mine.front();
+          if (std::count(q, q + n, static_cast<unsigned char>(t + 1)) !=
+              static_cast<std::ptrdiff_t>(n)) {
+            ++failures;
+          }
+          if (!heap.release(q)) ++failures;
+          mine.erase(mine.begin());
+        }
+      }
+      for (auto [q, n] : mine) {
+        if (!heap.release(q)) ++failures;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(heap.allocated(), 0u);
+  void* whole = heap.allocate(1024 * kPage);
+  EXPECT_NE(whole, nullptr);
+  EXPECT_TRUE(heap.release(whole));
+}

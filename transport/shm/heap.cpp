@@ -38,7 +38,17 @@ SharedHeap::SharedHeap(std::size_t capacity) {
   }
   base_ = static_cast<char*>(base);
   inode_ = static_cast<std::uint64_t>(st.st_ino);
-  free_.emplace(0, capacity_);
+  add_free(0, capacity_);
+}
+
+void SharedHeap::add_free(std::size_t at, std::size_t bytes) {
+  free_.emplace(at, bytes);
+  by_size_.emplace(std::make_pair(bytes, at), true);
+}
+
+void SharedHeap::remove_free(std::map<std::size_t, std::size_t>::iterator run) {
+  by_size_.erase(std::make_pair(run->second, run->first));
+  free_.erase(run);
 }
 
 SharedHeap::~SharedHeap() {
@@ -52,17 +62,15 @@ void* SharedHeap::allocate(std::size_t bytes) {
   const std::size_t want = bytes == 0 ? kPage : (bytes + kPage - 1) / kPage * kPage;
   if (bytes > capacity_) return nullptr;
   const std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    if (it->second < want) continue;
-    const std::size_t at = it->first;
-    const std::size_t left = it->second - want;
-    free_.erase(it);
-    if (left > 0) free_.emplace(at + want, left);
-    used_.emplace(at, want);
-    allocated_ += want;
-    return base_ + at;
-  }
-  return nullptr;
+  const auto fit = by_size_.lower_bound(std::make_pair(want, std::size_t{0}));
+  if (fit == by_size_.end()) return nullptr;
+  const std::size_t at = fit->first.second;
+  const std::size_t left = fit->first.first - want;
+  remove_free(free_.find(at));
+  if (left > 0) add_free(at + want, left);
+  used_.emplace(at, want);
+  allocated_ += want;
+  return base_ + at;
 }
 
 bool SharedHeap::release(void* p) noexcept {
@@ -78,19 +86,20 @@ bool SharedHeap::release(void* p) noexcept {
   if (bytes >= kReturnPagesMin) madvise(base_ + at, bytes, MADV_REMOVE);
   std::size_t start = at, size = bytes;
   auto next = free_.lower_bound(at);
+  if (next != free_.end() && next->first == at + bytes) {
+    size += next->second;
+    next = std::next(next);
+    remove_free(std::prev(next));
+  }
   if (next != free_.begin()) {
-    auto prev = std::prev(next);
+    const auto prev = std::prev(next);
     if (prev->first + prev->second == start) {
       start = prev->first;
       size += prev->second;
-      free_.erase(prev);
+      remove_free(prev);
     }
   }
-  if (next != free_.end() && next->first == at + bytes) {
-    size += next->second;
-    free_.erase(next);
-  }
-  free_.emplace(start, size);
+  add_free(start, size);
   return true;
 }
 

@@ -37,8 +37,9 @@ class SharedHeap {
   SharedHeap(const SharedHeap&) = delete;
   SharedHeap& operator=(const SharedHeap&) = delete;
 
-  // A block of `bytes` rounded up to whole pages (one page for 0), page-aligned; nullptr when no
-  // free run is that large. Thread-safe.
+  // A block of `bytes` rounded up to whole pages (one page for 0), page-aligned: the lowest of
+  // the smallest free runs that hold it (O(log n) in the free runs); nullptr when none does.
+  // Thread-safe.
   void* allocate(std::size_t bytes);
   // Gives a block back; false when `p` is not the start of a block of this heap. Blocks of
   // kReturnPagesMin bytes or more give their pages back to the kernel. Thread-safe.
@@ -57,9 +58,12 @@ class SharedHeap {
   static constexpr std::size_t kReturnPagesMin = std::size_t{1} << 20;
 
  private:
+  void add_free(std::size_t at, std::size_t bytes);
+  void remove_free(std::map<std::size_t, std::size_t>::iterator run);
   mutable std::mutex mu_;
-  std::map<std::size_t, std::size_t> free_;            // offset -> bytes, neighbours merged
-  std::unordered_map<std::size_t, std::size_t> used_;  // offset -> bytes
+  std::map<std::size_t, std::size_t> free_;  // offset -> bytes, neighbours merged
+  std::map<std::pair<std::size_t, std::size_t>, bool> by_size_;  // (bytes, offset) of free_
+  std::unordered_map<std::size_t, std::size_t> used_;            // offset -> bytes
   std::size_t allocated_ = 0;
   int fd_ = -1;
   std::uint64_t inode_ = 0;
