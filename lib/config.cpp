@@ -71,8 +71,9 @@ const std::vector<ConfigVar>& config_table() {
        "MPI_Alloc_mem under liblanes_mpi), which the node's other processes read in place, so "
        "that node messages from it take one memcpy by the receiver (a reduction combines them "
        "from there) rather than the kernel's copy or two copies through the node segment. "
-       "Reserved, not used: pages come as the program touches them. auto: the host's memory; 0: "
-       "no heap (allocate returns ordinary memory)."},
+       "Reserved, not used: pages come as the program touches them; every process of a node "
+       "maps every heap of the node. auto: the host's memory, at most 64 GiB; 0: no heap "
+       "(allocate returns ordinary memory)."},
       {"LANES_CHECK", "0",
        "1: before each collective all ranks confirm the same collective, root and sizes; a "
        "mismatch fails on every rank with a message naming it."},

@@ -113,10 +113,13 @@ void RuntimeImpl::open_heap() {
     heap_note_ = "off (LANES_HEAP_SIZE=0)";
     return;
   }
-  const std::size_t bytes = config_.heap_mib > 0
-                                ? static_cast<std::size_t>(config_.heap_mib) << 20
-                                : static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
-                                      static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  // auto: the host's memory, at most 64 GiB: every process of a node maps every heap of the
+  // node, so 256 processes take 16 TiB of each one's address space (of 128 TiB).
+  constexpr std::size_t kAutoMax = std::size_t{64} << 30;
+  const std::size_t host = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                           static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = config_.heap_mib > 0 ? static_cast<std::size_t>(config_.heap_mib) << 20
+                                                 : std::min(kAutoMax, host);
   try {
     heap_ = std::make_shared<transport::SharedHeap>(bytes);
   } catch (const Error& e) {
