@@ -9,6 +9,9 @@
 // after the error (a canary written then, checked after finalize), 1 otherwise.
 //
 //   kill_check [--victim R] [--after-ms 300] [--bound-s 30] [--bytes 67108864] [--stop S]
+//              [--memory shared]
+// --memory shared: the broadcast buffer comes from the shared heap (Runtime::allocate), which the
+// peers read in place, the dead one's included.
 #include <signal.h>
 #include <unistd.h>
 
@@ -29,6 +32,7 @@ int main(int argc, char** argv) {
   double bound_s = 30;
   std::size_t bytes = 64u << 20;
   double stop_s = 0;  // > 0: SIGSTOP, then SIGCONT after this long
+  bool shared_memory = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--victim")
@@ -41,6 +45,8 @@ int main(int argc, char** argv) {
       bytes = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--stop")
       stop_s = std::atof(argv[i + 1]);
+    else if (a == "--memory")
+      shared_memory = std::string(argv[i + 1]) == "shared";
   }
   lanes::Runtime rt = lanes::Runtime::init();
   lanes::Communicator world = rt.world();
@@ -84,7 +90,14 @@ int main(int argc, char** argv) {
       raise(stop_s > 0 ? SIGSTOP : SIGKILL);
     }).detach();
   }
-  std::vector<char> data(bytes, 1);
+  std::vector<char> ordinary(shared_memory ? 0 : bytes, 1);
+  lanes::Memory heap_block = shared_memory ? rt.allocate(bytes) : lanes::Memory();
+  const std::span<char> data = shared_memory ? heap_block.as<char>() : std::span<char>(ordinary);
+  if (shared_memory && !heap_block.shared()) {
+    std::printf("kill_check: rank %d: FAIL: the buffer is not in the shared heap\n", world.rank());
+    return 1;
+  }
+  std::fill(data.begin(), data.end(), 1);
   long rounds = 0;
   try {
     for (;; ++rounds) {
