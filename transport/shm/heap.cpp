@@ -43,7 +43,7 @@ SharedHeap::SharedHeap(std::size_t capacity) {
 
 void SharedHeap::add_free(std::size_t at, std::size_t bytes) {
   free_.emplace(at, bytes);
-  by_size_.emplace(std::make_pair(bytes, at), true);
+  by_size_.emplace(bytes, at);
 }
 
 void SharedHeap::remove_free(std::map<std::size_t, std::size_t>::iterator run) {
@@ -64,8 +64,8 @@ void* SharedHeap::allocate(std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(mu_);
   const auto fit = by_size_.lower_bound(std::make_pair(want, std::size_t{0}));
   if (fit == by_size_.end()) return nullptr;
-  const std::size_t at = fit->first.second;
-  const std::size_t left = fit->first.first - want;
+  const std::size_t at = fit->second;
+  const std::size_t left = fit->first - want;
   remove_free(free_.find(at));
   if (left > 0) add_free(at + want, left);
   used_.emplace(at, want);

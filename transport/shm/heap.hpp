@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -61,9 +62,9 @@ class SharedHeap {
   void add_free(std::size_t at, std::size_t bytes);
   void remove_free(std::map<std::size_t, std::size_t>::iterator run);
   mutable std::mutex mu_;
-  std::map<std::size_t, std::size_t> free_;  // offset -> bytes, neighbours merged
-  std::map<std::pair<std::size_t, std::size_t>, bool> by_size_;  // (bytes, offset) of free_
-  std::unordered_map<std::size_t, std::size_t> used_;            // offset -> bytes
+  std::map<std::size_t, std::size_t> free_;                // offset -> bytes, neighbours merged
+  std::set<std::pair<std::size_t, std::size_t>> by_size_;  // (bytes, offset) of free_
+  std::unordered_map<std::size_t, std::size_t> used_;      // offset -> bytes
   std::size_t allocated_ = 0;
   int fd_ = -1;
   std::uint64_t inode_ = 0;
