@@ -1,6 +1,7 @@
 #include "transport/ucx/handles.hpp"
 
 #include <chrono>
+#include <vector>
 
 namespace lanes::transport {
 
@@ -19,6 +20,33 @@ void UcpEndpoint::close() noexcept {
     ucp_worker_progress(worker_);
   }
   ucp_request_free(req);
+}
+
+void drain_unexpected(ucp_worker_h w) noexcept {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  std::vector<char> buffer;
+  for (int progressed = 0; progressed < 64 && std::chrono::steady_clock::now() < deadline;) {
+    ucp_tag_recv_info_t info{};
+    ucp_tag_message_h msg = ucp_tag_probe_nb(w, 0, 0, 1, &info);
+    if (msg == nullptr) {
+      // Nothing waiting: a few passes of progress may still deliver what is in flight.
+      progressed += ucp_worker_progress(w) == 0 ? 16 : 1;
+      continue;
+    }
+    buffer.resize(info.length);
+    ucp_request_param_t param{};
+    void* req = ucp_tag_msg_recv_nbx(w, buffer.data(), info.length, msg, &param);
+    if (req == nullptr || UCS_PTR_IS_ERR(req)) continue;
+    while (ucp_request_check_status(req) == UCS_INPROGRESS &&
+           std::chrono::steady_clock::now() < deadline) {
+      ucp_worker_progress(w);
+    }
+    if (ucp_request_check_status(req) == UCS_INPROGRESS) {
+      ucp_request_cancel(w, req);
+      ucp_worker_progress(w);
+    }
+    ucp_request_free(req);
+  }
 }
 
 std::string ucs_error_text(ucs_status_t status) {

@@ -18,8 +18,16 @@ struct UcpContextDeleter {
 };
 using UcpContext = std::unique_ptr<std::remove_pointer_t<ucp_context_h>, UcpContextDeleter>;
 
+// Receives and drops the tagged messages that arrived for no receive (a peer's last control
+// message, sent after this process's last call), so that destroying the worker does not make UCX
+// log a warning for each of them on the program's stdout; bounded.
+void drain_unexpected(ucp_worker_h w) noexcept;
+
 struct UcpWorkerDeleter {
-  void operator()(ucp_worker_h w) const noexcept { ucp_worker_destroy(w); }
+  void operator()(ucp_worker_h w) const noexcept {
+    drain_unexpected(w);
+    ucp_worker_destroy(w);
+  }
 };
 using UcpWorker = std::unique_ptr<std::remove_pointer_t<ucp_worker_h>, UcpWorkerDeleter>;
 
