@@ -57,7 +57,7 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
           transport::ShmSegment::attach(name, bytes), local_rank(), geometry, false, policy);
     }
     if (channels_) {
-      channels_->use_heaps(runtime_->heap(), runtime_->peer_heaps());
+      channels_->use_heaps(runtime_->shared_heap().get(), runtime_->peer_heaps());
       channels_->publish_self();
     }
   });

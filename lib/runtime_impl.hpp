@@ -54,7 +54,6 @@ class RuntimeImpl : public std::enable_shared_from_this<RuntimeImpl> {
   const Rules& rules() const { return rules_; }
   // This process's shared heap (nullptr: LANES_HEAP_SIZE=0, or it could not be made) and its
   // mappings of its node peers' heaps.
-  const transport::SharedHeap* heap() const { return heap_.get(); }
   const std::shared_ptr<transport::SharedHeap>& shared_heap() const { return heap_; }
   std::shared_ptr<transport::PeerHeaps> peer_heaps() const { return peer_heaps_; }
   std::shared_ptr<CommImpl> world() const { return world_; }
