@@ -25,13 +25,14 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace {
 
 // --memory shared: where buffers come from, and how many came from the heap.
 const lanes::Runtime* g_runtime = nullptr;
-std::vector<std::pair<void*, lanes::Memory>> g_blocks;
+std::unordered_map<void*, lanes::Memory> g_blocks;
 long g_shared_blocks = 0;
 
 template <class T>
@@ -45,17 +46,11 @@ struct CheckAllocator {
     lanes::Memory m = g_runtime->allocate(n * sizeof(T));
     if (m.shared()) ++g_shared_blocks;
     void* p = m.data();
-    g_blocks.emplace_back(p, std::move(m));
+    g_blocks.emplace(p, std::move(m));
     return static_cast<T*>(p);
   }
   void deallocate(T* p, std::size_t n) {
-    const auto it =
-        std::find_if(g_blocks.begin(), g_blocks.end(), [p](const auto& b) { return b.first == p; });
-    if (it == g_blocks.end()) {
-      std::allocator<T>().deallocate(p, n);
-      return;
-    }
-    g_blocks.erase(it);
+    if (g_blocks.erase(p) == 0) std::allocator<T>().deallocate(p, n);
   }
   bool operator==(const CheckAllocator&) const { return true; }
 };
