@@ -110,13 +110,15 @@ struct Schedule {
 
 // What an algorithm is asked to build. `bytes`: bcast, reduce, allreduce: the data (vector);
 // scatter/alltoall/allgather/gather/reduce_scatter_block: one block. `elem`: the element size
-// of a reduction (bytes is a multiple of it); 1 otherwise.
+// of a reduction (bytes is a multiple of it); 1 otherwise. `groups`: the number of groups G of
+// a hierarchical-<base> reduce (one of hierarchical_group_choices); 0: the cost model's.
 struct CollArgs {
   Collective coll = Collective::bcast;
   int rank = 0;
   int root = 0;
   std::size_t bytes = 0;
   std::size_t elem = 1;
+  int groups = 0;
 };
 
 struct Layout;

@@ -239,7 +239,9 @@ fi
 #   rails:      lanes auto on one rail and on all, every count
 #   unequal:    the largest count, lanes auto on the fast rail alone and on both
 #   diagnostic: as main, lanes on 2 rails only
-#   hierarchy:  reduce alone, every base algorithm and its hierarchical transformation (c)
+#   hierarchy:  reduce alone, every base algorithm and its hierarchical transformation, whose
+#               number of groups the runtime searches (LANES_HIERARCHY_GROUPS=search: the first
+#               calls of each size try every G; the warm-up covers them) (c)
 layouts=(
   "2x1 2 2 1gbit 2 main"
   "2x2 2 2 1gbit 4 main"
@@ -266,12 +268,20 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/de
     "$testbed" counters >"$out/counters_before_$name.txt"
     head -1 /proc/stat >"$out/cpu_before_$name.txt"
     parts=()
+    bench_err=/dev/stderr part_warmup=$warmup
+    if [ $kind = hierarchy ]; then
+      # LANES_INFO=1 makes rank 0 report each search's times and G (groups_<layout>.txt); with 3
+      # choices of G on 8 ranks in nodes of 2, the first 6 calls of each size are trials.
+      on+=(-x LANES_HIERARCHY_GROUPS=search -x LANES_INFO=1)
+      bench_err=$out/groups_$name.txt part_warmup=$((warmup > 6 ? warmup : 6))
+      : >"$bench_err"
+    fi
     bench_part() {  # counts reps lanes algorithms settle [collectives]
       local part=$out/part_${name}_${#parts[@]}.csv
       parts+=("$part")
       run "$out/part_${name}_${#parts[@]}.md" "$testbed" mpirun -np "$np" "${on[@]}" "$bench" \
-        --collective "${6:-$colls}" --counts "$1" --reps "$2" --warmup "$warmup" --lanes "$3" \
-        --algorithms "$4" --settle "$5" --csv "$part"
+        --collective "${6:-$colls}" --counts "$1" --reps "$2" --warmup "$part_warmup" \
+        --lanes "$3" --algorithms "$4" --settle "$5" --csv "$part" 2>>"$bench_err"
     }
     case $kind in
       main | diagnostic)
@@ -301,7 +311,7 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/de
     head -1 /proc/stat >"$out/cpu_after_$name.txt"
     run /dev/null "$testbed" down
     ppn=$((np / nodes))
-    if [ $kind = hierarchy ]; then  # the groups G each transformation chose, per size
+    if [ $kind = hierarchy ]; then  # the groups G the cost model would choose, per size
       for c in ${hier_small//,/ } ${hier_big//,/ }; do
         run "$out/model_${name}_reduce_$c.txt" "$model" --collective reduce --nodes "$nodes" \
           --ppn "$ppn" --rails "$rails" --bytes $((c * 4)) --calibration "$cal"

@@ -794,6 +794,17 @@ def hierarchy_groups(count):
             for m in re.finditer(r"^\s+(hierarchical-\S+)\s.*\(G = (\d+) group", text, re.M)}
 
 
+def searched_groups(count):
+    """{transformed algorithm: G} that the run's search settled on for this count (MPI_INT
+    elements), from rank 0's LANES_INFO lines; empty where the run searched none."""
+    found = {}
+    for m in re.finditer(r"^lanes: groups searched for reduce (\S+) of (\d+) to (\d+) bytes.*"
+                         r"; G = (\d+)$", read(f"groups_{HIER}.txt"), re.M):
+        if int(m.group(2)) <= 4 * count <= int(m.group(3)):
+            found[m.group(1)] = int(m.group(4))
+    return found
+
+
 hier = rows(f"cluster_{HIER}.csv")
 if hier:
     _, one_ok, _, check_text = check_of(HIER)
@@ -805,9 +816,15 @@ if hier:
     bases = [a for a in dict.fromkeys(r["algorithm"] for r in hier if r["impl"] == "lanes")
              if not a.startswith("hierarchical-") and ("hierarchical-" + a, sizes[0]) in times]
     w("## Seed 003: the hierarchical transformation of reduce\n")
+    searched = any(searched_groups(c) for c in sizes)
     w(f"Every reduce base algorithm against `hierarchical-<base>` (groups of consecutive ranks "
-      f"reduce with the base algorithm, then their leaders do; the number of groups G from the "
-      f"cost model), on {hier[0]['nodes']} emulated nodes × {hier[0]['ppn']} processes, two rails "
+      f"reduce with the base algorithm, then their leaders do; "
+      + ("the number of groups G searched by the runtime, `LANES_HIERARCHY_GROUPS=search`: the "
+         "first calls of each size try every G whose groups tile the nodes, G = 1 being the base "
+         "itself, twice each, in the warm-up, and all later calls take the one whose slowest "
+         "process was fastest; the cost model's G in brackets"
+         if searched else "the number of groups G from the cost model")
+      + f"), on {hier[0]['nodes']} emulated nodes × {hier[0]['ppn']} processes, two rails "
       f"of 1 Gbit/s, MPI_INT sums, lanes-bench interleaving all of them. {p_} processes share the "
       "host's 2 cores"
       + (f" ({busy:.0f} % busy)" if busy is not None else "") + ": at the small sizes the "
@@ -830,8 +847,10 @@ if hier:
                 continue
             ra = tr["avg_us"] / base_r["avg_us"]
             rm = tr["median_us"] / base_r["median_us"]
-            g = hierarchy_groups(c).get("hierarchical-" + b)
-            cells.append(f"{ra:.2f} ({rm:.2f}), G = {g if g else '?'}")
+            model_g = hierarchy_groups(c).get("hierarchical-" + b)
+            g = searched_groups(c).get("hierarchical-" + b) if searched else model_g
+            cells.append(f"{ra:.2f} ({rm:.2f}), G = {g if g else '?'}"
+                         + (f" ({model_g})" if searched and model_g else ""))
             if g:
                 (same if g in (1, p_) else differ).append((ra, rm))
             if worst_avg is None or ra > worst_avg[0]:

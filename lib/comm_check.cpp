@@ -23,6 +23,7 @@ struct Signature {
   std::uint64_t elem;  // reductions with a user operation: its element size
   std::int32_t lanes;  // CallOptions::lanes and first_rail
   std::int32_t first_rail;
+  std::int32_t groups;  // a hierarchical reduce's G where LANES_HIERARCHY_GROUPS names it
   char algorithm[32];
 };
 
@@ -46,12 +47,15 @@ std::string describe_call(const Signature& s) {
   if (s.lanes != 0 || s.first_rail != 0) {
     text += std::to_string(s.lanes) + " lanes from rail " + std::to_string(s.first_rail) + ", ";
   }
-  return text + "algorithm " + s.algorithm + ")";
+  text += std::string("algorithm ") + s.algorithm;
+  if (s.groups != 0) text += " with " + std::to_string(s.groups) + " groups";
+  return text + ")";
 }
 
 }  // namespace
 
-void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& local_error) {
+void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& local_error,
+                     int groups) {
   const Collective coll = call.coll;
   const std::string& algorithm = call.options.algorithm;
   Signature mine{};
@@ -69,6 +73,7 @@ void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& loc
   mine.has_error = local_error.empty() ? 0 : 1;
   mine.lanes = call.options.lanes;
   mine.first_rail = call.options.first_rail;
+  mine.groups = groups;
   std::snprintf(mine.algorithm, sizeof mine.algorithm, "%s", algorithm.c_str());
   std::vector<Signature> all(static_cast<std::size_t>(size()));
   exchange(&mine, all.data(), sizeof mine);
@@ -86,7 +91,7 @@ void CommImpl::agree(const Call& call, std::size_t bytes, const std::string& loc
     const Signature& s = all[static_cast<std::size_t>(r)];
     if (s.coll != ref.coll || s.root != ref.root || s.bytes != ref.bytes || s.type != ref.type ||
         s.op != ref.op || s.user != ref.user || s.elem != ref.elem || s.lanes != ref.lanes ||
-        s.first_rail != ref.first_rail ||
+        s.first_rail != ref.first_rail || s.groups != ref.groups ||
         std::strncmp(s.algorithm, ref.algorithm, sizeof s.algorithm) != 0) {
       const bool kinds = s.coll == ref.coll && (s.user == 0) != (ref.user == 0);
       throw Error(

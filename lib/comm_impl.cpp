@@ -1,9 +1,11 @@
 #include "lib/comm_impl.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <lanes/error.hpp>
 
 #include "algos/common.hpp"
+#include "algos/reduce/hierarchical.hpp"
 #include "algos/registry.hpp"
 #include "lib/executor.hpp"
 #include "lib/runtime_impl.hpp"
@@ -99,9 +101,17 @@ const algos::Layout& CommImpl::layout_with_lanes(int lanes, int first_rail) {
 
 std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(
     Collective coll, int root, std::size_t bytes, const std::string& algorithm, int lanes,
-    int first_rail, std::size_t elem, bool reroot, bool internal) {
-  const CacheKey key{
-      static_cast<int>(coll), root, bytes, algorithm, lanes, first_rail, elem, reroot, internal};
+    int first_rail, std::size_t elem, bool reroot, bool internal, int groups) {
+  const CacheKey key{static_cast<int>(coll),
+                     root,
+                     bytes,
+                     algorithm,
+                     lanes,
+                     first_rail,
+                     elem,
+                     reroot,
+                     internal,
+                     groups};
   if (const auto* known = cache_.find(key)) return *known;
   const algos::Algorithm* algo = algos::find_algorithm(coll, algorithm);
   if (algo == nullptr) throw Error(Errc::internal, "unknown algorithm " + algorithm);
@@ -112,6 +122,7 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(
   args.root = root;
   args.bytes = bytes;
   args.elem = elem;
+  args.groups = groups;
   algos::Schedule sched;
   if (reroot) {
     algos::CollArgs at_zero = args;
@@ -124,8 +135,10 @@ std::shared_ptr<const PreparedSchedule> CommImpl::schedule_for(
   auto prepared =
       prepare(*this, std::move(sched), algorithm, layout.first_rail, coll == Collective::reduce);
   if (runtime_->config().info > 0 && rank_ == 0 && !internal) {
-    std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s%s\n", algos::to_string(coll),
-                 bytes, root, layout.describe().c_str(), algorithm.c_str(),
+    const std::string with_groups =
+        groups > 0 ? " with " + std::to_string(groups) + " groups" : std::string();
+    std::fprintf(stderr, "lanes: %s of %zu bytes, root %d on %s: %s%s%s\n", algos::to_string(coll),
+                 bytes, root, layout.describe().c_str(), algorithm.c_str(), with_groups.c_str(),
                  reroot ? " to rank 0, then to the root (a non-commutative operation)" : "");
   }
   return cache_.put(key, prepared);  // bounded: the least recently used shape leaves
@@ -193,12 +206,69 @@ CommImpl::Prepared CommImpl::prepare_call(const Call& call) {
     const algos::Algorithm* algo = algos::find_algorithm(call.coll, algorithm);
     const bool reroot = rank_order && call.coll == Collective::reduce && algo != nullptr &&
                         algo->rank_order != nullptr && !algo->rank_order(*layout, call.root);
+    prepared.groups = groups_for(call.coll, algorithm, block, call.options, prepared.searching);
+    prepared.reroot = reroot;
     schedule = schedule_for(call.coll, shape.root, block, algorithm, call.options.lanes,
-                            call.options.first_rail, shape.elem, reroot);
+                            call.options.first_rail, shape.elem, reroot, false, prepared.groups);
   }
-  call_cache_.add(shape, call.options.algorithm, CallDecision{algorithm, schedule});
+  // A call whose G is still searched does not enter the cache: each one is a trial.
+  if (!prepared.searching) {
+    call_cache_.add(shape, call.options.algorithm, CallDecision{algorithm, schedule});
+  }
   fill(prepared, schedule);
   return prepared;
+}
+
+int CommImpl::groups_for(Collective coll, const std::string& algorithm, std::size_t bytes,
+                         const CallOptions& options, bool& searching) const {
+  searching = false;
+  const Config& cfg = runtime_->config();
+  if (!algos::has_group_choice(coll, algorithm)) return 0;
+  if (cfg.hierarchy_groups > 0) return cfg.hierarchy_groups;
+  if (!cfg.hierarchy_search) return 0;
+  const int settled = group_search_.settled(
+      GroupSearch::key_of(algorithm, bytes, options.lanes, options.first_rail));
+  searching = settled == 0;
+  return settled;
+}
+
+void CommImpl::run_group_trial(Prepared& prepared) {
+  const Call& call = prepared.call;
+  const CallShape shape = shape_of(call, prepared.block);
+  const GroupSearch::Key key = GroupSearch::key_of(call.options.algorithm, prepared.block,
+                                                   call.options.lanes, call.options.first_rail);
+  const algos::Layout& layout = layout_with_lanes(call.options.lanes, call.options.first_rail);
+  const int groups = group_search_.next_trial(key, algos::hierarchical_group_choices(layout));
+  prepared.groups = groups;
+  fill(prepared, schedule_for(call.coll, shape.root, prepared.block, call.options.algorithm,
+                              call.options.lanes, call.options.first_rail, shape.elem,
+                              prepared.reroot, false, groups));
+  const auto begin = std::chrono::steady_clock::now();
+  if (auto ex = start(prepared)) finish(std::move(ex));
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
+  if (!group_search_.record(key, took.count())) return;
+  // The last trial: every rank takes the G whose slowest rank was fastest.
+  const std::vector<double> mine = group_search_.best_times(key);
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(size()));
+  exchange(mine.data(), all.data(), mine.size() * sizeof(double));
+  const int chosen = group_search_.settle(key, all);
+  call_cache_.clear();  // shapes decided with the model's G before
+  if (runtime_->config().info > 0 && rank_ == 0) {
+    std::string text;
+    const std::vector<int>& choices = group_search_.choices(key);
+    const std::vector<double>& slowest = group_search_.slowest(key);
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s G = %d %.4g us", i == 0 ? "" : ",", choices[i],
+                    slowest[i] * 1e6);
+      text += buf;
+    }
+    std::fprintf(stderr,
+                 "lanes: groups searched for reduce %s of %zu to %zu bytes on %s:%s (the "
+                 "slowest rank's best of %d each); G = %d\n",
+                 call.options.algorithm.c_str(), key.bytes_class, 2 * key.bytes_class - 1,
+                 layout.describe().c_str(), text.c_str(), GroupSearch::kRounds, chosen);
+  }
 }
 
 CommImpl::Operands CommImpl::operands(const Call& call) const {
@@ -260,7 +330,7 @@ std::shared_ptr<Execution> CommImpl::start(const Prepared& prepared) {
   const RuntimeImpl::Entry entry(*runtime_);
   check_usable();
   if (runtime_->config().check) {
-    agree(prepared.call, prepared.block, prepared.error);
+    agree(prepared.call, prepared.block, prepared.error, prepared.groups);
   }
   if (!prepared.schedule) return nullptr;
   return launch(prepared.schedule, prepared.send, prepared.recv, prepared.combine,
@@ -288,7 +358,12 @@ void CommImpl::run(const Call& call) {
       }
     }
   }
-  auto ex = start(prepare_call(call));
+  Prepared prepared = prepare_call(call);
+  if (prepared.searching && prepared.schedule) {
+    run_group_trial(prepared);
+    return;
+  }
+  auto ex = start(prepared);
   if (ex) finish(std::move(ex));
 }
 

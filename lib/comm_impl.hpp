@@ -22,6 +22,7 @@
 #include "lib/call.hpp"
 #include "lib/call_cache.hpp"
 #include "lib/combine.hpp"
+#include "lib/group_search.hpp"
 #include "lib/lru_map.hpp"
 #include "lib/scratch_pool.hpp"
 #include "lib/selection.hpp"
@@ -112,8 +113,13 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
     std::byte* recv = nullptr;
     Call call;  // for LANES_CHECK at every start
     std::size_t block = 0;
-    Combiner combine;   // reductions: the call's operation (a user one owned here)
-    std::string error;  // with LANES_CHECK, an argument error reported to every rank at start
+    Combiner combine;     // reductions: the call's operation (a user one owned here)
+    std::string error;    // with LANES_CHECK, an argument error reported to every rank at start
+    int groups = 0;       // a hierarchical reduce's G when the configuration names it; 0: model's
+    bool reroot = false;  // a reduce through rank 0 (a non-commutative operation)
+    // LANES_HIERARCHY_GROUPS=search has yet to settle this call's G: a blocking call runs a
+    // trial (run_group_trial), any other the model's G.
+    bool searching = false;
   };
   // Checks the arguments (throws lanes::Error naming the problem), chooses the algorithm and
   // builds (or finds) its schedule. Local: no communication.
@@ -157,11 +163,21 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
 
   // `reroot`: a reduce through rank 0 (algos::reroot_reduce), for a non-commutative operation.
   // `internal`: a call of lanes' own (run_internal), which LANES_INFO does not report.
+  // `groups`: a hierarchical reduce's G (algos::CollArgs::groups).
   std::shared_ptr<const PreparedSchedule> schedule_for(algos::Collective coll, int root,
                                                        std::size_t bytes,
                                                        const std::string& algorithm, int lanes,
                                                        int first_rail, std::size_t elem = 1,
-                                                       bool reroot = false, bool internal = false);
+                                                       bool reroot = false, bool internal = false,
+                                                       int groups = 0);
+  // The G of a call of `algorithm` (LANES_HIERARCHY_GROUPS: fixed, or as the search settled it);
+  // 0 for the model's or for an algorithm without groups. `searching`: the search has yet to
+  // settle it.
+  int groups_for(algos::Collective coll, const std::string& algorithm, std::size_t bytes,
+                 const CallOptions& options, bool& searching) const;
+  // A blocking call whose G is being searched: runs it with the next G to try and times it;
+  // the call that ends the trials agrees on G with the other ranks (lib/group_search.hpp).
+  void run_group_trial(Prepared& prepared);
   // `rank_order`: a non-commutative operation, served only by algorithms in rank order
   // (select_algorithm, remembered per shape).
   std::string choose_algorithm(algos::Collective coll, std::size_t bytes,
@@ -175,7 +191,8 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   // LANES_CHECK: all ranks compare what they were called with. `local_error` is this rank's
   // argument error (empty if none); every rank throws if any rank has one.
   // `call.options.algorithm` is the chosen algorithm.
-  void agree(const Call& call, std::size_t bytes, const std::string& local_error);
+  // `groups`: the G the call's schedule takes where the configuration names it (else 0).
+  void agree(const Call& call, std::size_t bytes, const std::string& local_error, int groups = 0);
   // The exchange before a v-collective: with LANES_CHECK, or when the algorithm needs block
   // sizes only the root knows (which it then fills into `args`). Every rank compares every
   // rank's call and block sizes and throws alike: invalid_argument when a rank's arguments were
@@ -201,11 +218,12 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   std::map<std::pair<int, int>, algos::Layout> layouts_by_lanes_;
   // Schedules only, whatever the operation (each prepared call carries its own): coll, root,
   // bytes, algorithm, lanes, first rail, element size, through rank 0.
-  // (collective, root, bytes, algorithm, lanes, first_rail, elem, reroot, internal)
+  // (collective, root, bytes, algorithm, lanes, first_rail, elem, reroot, internal, groups)
   using CacheKey =
-      std::tuple<int, int, std::size_t, std::string, int, int, std::size_t, bool, bool>;
+      std::tuple<int, int, std::size_t, std::string, int, int, std::size_t, bool, bool, int>;
   LruMap<CacheKey, std::shared_ptr<const PreparedSchedule>> cache_{256};
   CallCache call_cache_;              // in front of the selection and cache_
+  GroupSearch group_search_;          // LANES_HIERARCHY_GROUPS=search
   std::shared_ptr<Execution> spare_;  // a finished, recycled execution for the next start
   std::string broken_;
   Errc broken_code_ = Errc::peer_failure;

@@ -103,6 +103,14 @@ const std::vector<ConfigVar>& config_table() {
       {"LANES_REDUCE_SCATTER_BLOCK_ALGORITHM", "auto",
        algorithm_help("Reduce-scatter (equal blocks)", algos::Collective::reduce_scatter_block)},
       {"LANES_BARRIER_ALGORITHM", "auto", algorithm_help("Barrier", algos::Collective::barrier)},
+      {"LANES_HIERARCHY_GROUPS", "model",
+       "The number of groups G of the hierarchical-<base> reduce algorithms: model (the cost "
+       "model's), search (the first blocking calls of each algorithm and vector size, to the "
+       "power of two, try every G whose groups tile the nodes, G = 1 being the base algorithm "
+       "itself, twice each; the processes then take the G whose slowest process was fastest for "
+       "every later call of that size; other calls take the model's G until then), or a number "
+       "(a divisor of the communicator's size whose groups tile the nodes; another one fails "
+       "the call). Set it alike on every rank (LANES_CHECK=1 names a rank whose G differs)."},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
        "scatter, gather, alltoall, allgather, reduce, allreduce, reduce_scatter_block, barrier, "
@@ -238,6 +246,22 @@ Config Config::parse(const std::function<const char*(const char*)>& lookup) {
     c.reduce_scatter_block_algorithm = *v;
   }
   if (auto v = get("LANES_BARRIER_ALGORITHM")) c.barrier_algorithm = *v;
+  if (auto v = get("LANES_HIERARCHY_GROUPS"); v && *v != "model") {
+    if (*v == "search") {
+      c.hierarchy_search = true;
+    } else {
+      constexpr long kMost = 1L << 20;
+      long g = 0;
+      const char* end = v->data() + v->size();
+      const auto [stop, ec] = std::from_chars(v->data(), end, g);
+      if (v->empty() || v->front() == '-' || ec != std::errc() || stop != end || g < 1 ||
+          g > kMost) {
+        bad("LANES_HIERARCHY_GROUPS", *v,
+            "model, search or an integer from 1 to " + std::to_string(kMost));
+      }
+      c.hierarchy_groups = static_cast<int>(g);
+    }
+  }
   return c;
 }
 

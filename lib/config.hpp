@@ -44,6 +44,9 @@ struct Config {
   std::string allreduce_algorithm = "auto";
   std::string reduce_scatter_block_algorithm = "auto";
   std::string barrier_algorithm = "auto";
+  // LANES_HIERARCHY_GROUPS: a fixed G (0: none), or search (lib/group_search.hpp).
+  int hierarchy_groups = 0;
+  bool hierarchy_search = false;
   std::string calibration;  // LANES_CALIBRATION: cost-model parameters file
   std::string rules;        // LANES_RULES: JSON selection rules file
   // Names of the UCX_* variables set (the user's UCX settings, which lanes' own settings of its

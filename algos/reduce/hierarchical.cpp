@@ -25,7 +25,11 @@
 // Cost: the base algorithm's cost on one group (p / G ranks: n / (p / G) groups per node when
 // smaller than a node, p / G / n nodes when larger) plus its cost on the G leaders (one per node
 // when a group spans a node or more); G is the one with the least such cost under the default
-// machine parameters (hierarchical_groups), the same in the builder and in the formula.
+// machine parameters (hierarchical_groups), the same in the builder and in the formula, unless
+// the call names G (CollArgs::groups): the runtime's LANES_HIERARCHY_GROUPS, a fixed number or
+// the one its search measured fastest among hierarchical_group_choices (lib/group_search.hpp),
+// which include G = 1, the base algorithm, so that the transformation is never slower than its
+// base but for the search's noise.
 //
 // Order: the groups are ranges of consecutive ranks and the leaders stand in group order, so the
 // transformation keeps its base's rank order: always for linear, in-order-binary and
@@ -38,6 +42,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <lanes/error.hpp>
 
 #include "algos/reduce/hierarchical.hpp"
 
@@ -116,6 +122,21 @@ int hierarchical_groups_of(std::string_view algorithm, const CostInput& in) {
   const Algorithm* base = find_algorithm(Collective::reduce, algorithm.substr(prefix.size()));
   if (base == nullptr || base->cost == nullptr) return 0;
   return hierarchical_groups(base->cost, std::max(1LL, in.p()), in);
+}
+
+bool has_group_choice(Collective coll, std::string_view algorithm) {
+  constexpr std::string_view prefix = "hierarchical-";
+  return coll == Collective::reduce && algorithm.starts_with(prefix) &&
+         find_algorithm(Collective::reduce, algorithm) != nullptr;
+}
+
+std::vector<int> hierarchical_group_choices(const Layout& layout) {
+  const long long p = std::max(1, layout.size);
+  std::vector<int> out;
+  for (const long long groups : group_counts(p, cost_input_of(layout, 0).ppn)) {
+    if (groups == 1 || groups < p) out.push_back(static_cast<int>(groups));
+  }
+  return out;
 }
 
 Schedule build_reduce_hierarchical(const Layout& layout, const CollArgs& args, BuildFn base,
@@ -210,8 +231,20 @@ namespace {
 Schedule build_transformed(const Layout& layout, const CollArgs& args, const char* name,
                            BuildFn base, CostFn cost) {
   check_args(layout, args, name, true);
-  const int groups = hierarchical_groups(cost, layout.size, cost_input_of(layout, args.bytes));
-  return build_reduce_hierarchical(layout, args, base, groups);
+  if (args.groups == 0) {
+    const int groups = hierarchical_groups(cost, layout.size, cost_input_of(layout, args.bytes));
+    return build_reduce_hierarchical(layout, args, base, groups);
+  }
+  const std::vector<int> choices = hierarchical_group_choices(layout);
+  if (std::find(choices.begin(), choices.end(), args.groups) == choices.end()) {
+    std::string valid;
+    for (const int g : choices) valid += (valid.empty() ? "" : ", ") + std::to_string(g);
+    throw Error(Errc::invalid_argument, std::string("reduce ") + name + ": " +
+                                            std::to_string(args.groups) + " groups do not tile " +
+                                            std::to_string(layout.size) +
+                                            " ranks in nodes of their size (valid: " + valid + ")");
+  }
+  return build_reduce_hierarchical(layout, args, base, args.groups);
 }
 
 double cost_transformed(const CostInput& in, const MachineParams& m, CostFn cost) {

@@ -38,6 +38,12 @@ int hierarchical_groups(CostFn base, long long p, const CostInput& in);
 // builder chooses it; 0 for any other algorithm. For lanes-model and the results' tables.
 int hierarchical_groups_of(std::string_view algorithm, const CostInput& in);
 
+// Whether `algorithm` is a reduce transformed with a number of groups (hierarchical-<base>).
+bool has_group_choice(Collective coll, std::string_view algorithm);
+// The numbers of groups a hierarchical-<base> reduce on `layout` can take, each a different
+// schedule (group_counts without G = p, which is G = 1 again: the base algorithm), ascending.
+std::vector<int> hierarchical_group_choices(const Layout& layout);
+
 // The transformed reduce with `groups` groups (a divisor of p).
 Schedule build_reduce_hierarchical(const Layout& layout, const CollArgs& args, BuildFn base,
                                    int groups);

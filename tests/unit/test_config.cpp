@@ -168,6 +168,22 @@ TEST(Config, HeapSizeIsAutoOrWholeMiB) {
   }
 }
 
+TEST(Config, HierarchyGroupsAreTheModelsASearchOrANumber) {
+  EXPECT_EQ(parse({}).hierarchy_groups, 0);
+  EXPECT_FALSE(parse({}).hierarchy_search);
+  EXPECT_FALSE(parse({{"LANES_HIERARCHY_GROUPS", "model"}}).hierarchy_search);
+  EXPECT_TRUE(parse({{"LANES_HIERARCHY_GROUPS", "search"}}).hierarchy_search);
+  EXPECT_EQ(parse({{"LANES_HIERARCHY_GROUPS", "search"}}).hierarchy_groups, 0);
+  EXPECT_EQ(parse({{"LANES_HIERARCHY_GROUPS", "4"}}).hierarchy_groups, 4);
+  for (const char* value : {"0", "-2", "", "2.0", "auto", "Search", " 2"}) {
+    EXPECT_NE(error_of({{"LANES_HIERARCHY_GROUPS", value}})
+                  .find(std::string("LANES_HIERARCHY_GROUPS='") + value +
+                        "' is not valid: expected model, search or an integer from 1 to"),
+              std::string::npos)
+        << value;
+  }
+}
+
 TEST(Config, TableListsEveryVariableOnce) {
   std::map<std::string, int> seen;
   for (const auto& v : lanes::detail::config_table()) {
@@ -175,13 +191,27 @@ TEST(Config, TableListsEveryVariableOnce) {
     EXPECT_GT(std::string(v.help).size(), 10u);
     ++seen[v.name];
   }
-  for (const char* name :
-       {"LANES_RAILS", "LANES_NODE_SIZE", "LANES_LANES", "LANES_RAIL_WEIGHTS", "LANES_PROGRESS",
-        "LANES_UCX_TLS", "LANES_CMA", "LANES_CMA_SLOWDOWN", "LANES_HEAP_SIZE", "LANES_CHECK",
-        "LANES_TIMEOUT", "LANES_FINALIZE_TIMEOUT", "LANES_INFO", "LANES_BCAST_ALGORITHM",
-        "LANES_SCATTER_ALGORITHM", "LANES_ALLTOALL_ALGORITHM", "LANES_BARRIER_ALGORITHM",
-        "LANES_MPI_COLLS", "LANES_MPI_STATS"}) {
+  for (const char* name : {"LANES_RAILS",
+                           "LANES_NODE_SIZE",
+                           "LANES_LANES",
+                           "LANES_RAIL_WEIGHTS",
+                           "LANES_PROGRESS",
+                           "LANES_UCX_TLS",
+                           "LANES_CMA",
+                           "LANES_CMA_SLOWDOWN",
+                           "LANES_HEAP_SIZE",
+                           "LANES_CHECK",
+                           "LANES_TIMEOUT",
+                           "LANES_FINALIZE_TIMEOUT",
+                           "LANES_INFO",
+                           "LANES_BCAST_ALGORITHM",
+                           "LANES_SCATTER_ALGORITHM",
+                           "LANES_ALLTOALL_ALGORITHM",
+                           "LANES_BARRIER_ALGORITHM",
+                           "LANES_HIERARCHY_GROUPS",
+                           "LANES_MPI_COLLS",
+                           "LANES_MPI_STATS"}) {
     EXPECT_EQ(seen[name], 1) << name;
   }
-  EXPECT_EQ(seen.size(), 26u);
+  EXPECT_EQ(seen.size(), 27u);
 }

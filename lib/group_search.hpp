@@ -1,0 +1,69 @@
+// LANES_HIERARCHY_GROUPS=search: the number of groups G of a hierarchical-<base> reduce measured
+// rather than priced. Hasanov and Lastovetsky's transformation is never slower than its base in
+// principle, since G = 1 is the base algorithm itself; the cost model's G is only as good as the
+// model, and on links that let a short burst through at memory speed (token buckets) it took
+// G = 2 for a 64 KB chain reduce that ran 1.52x slower than the plain chain.
+//
+// Per communicator and call class (algorithm, vector size rounded down to a power of two, lanes,
+// first rail), the first blocking calls try every G of hierarchical_group_choices in turn,
+// kRounds times each, and time themselves; the call that completes the trials allgathers every
+// process's best time per G, and every process takes the G whose slowest process was fastest (the
+// fewest groups on a tie): the same on every rank, from the same numbers. Every later call of the
+// class takes it. The counters advance alike on every rank because the calls come in the same
+// order everywhere. This class holds the bookkeeping; CommImpl runs the calls and the allgather.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace lanes::detail {
+
+class GroupSearch {
+ public:
+  static constexpr int kRounds = 2;  // trials of each G; the least time counts
+
+  struct Key {
+    std::string algorithm;
+    std::size_t bytes_class = 0;  // the vector's size rounded down to a power of two
+    int lanes = 0;
+    int first_rail = 0;
+    auto operator<=>(const Key&) const = default;
+  };
+  static Key key_of(const std::string& algorithm, std::size_t bytes, int lanes, int first_rail);
+
+  // The G that `key` settled on; 0 while it is searched or before its first call.
+  int settled(const Key& key) const;
+  // The G this call tries, starting `key`'s search over `choices` (ascending, G = 1 first) on its
+  // first call. With a single choice the search is over at once: it settles on it.
+  int next_trial(const Key& key, const std::vector<int>& choices);
+  // Records the time of the trial next_trial gave last; true when that was the last trial (the
+  // caller then agrees with the others: best_times, then settle).
+  bool record(const Key& key, double seconds);
+  // This process's least time of each choice, in the order of choices(key).
+  std::vector<double> best_times(const Key& key) const;
+  const std::vector<int>& choices(const Key& key) const;
+  // Settles `key` from every process's best_times, one process after another in `all`: the choice
+  // whose greatest time is least (the earlier one on a tie). Returns its G.
+  int settle(const Key& key, std::span<const double> all);
+  // The slowest process's time of each choice, as settle found them (for LANES_INFO).
+  const std::vector<double>& slowest(const Key& key) const;
+
+ private:
+  struct Entry {
+    std::vector<int> choices;
+    std::vector<double> best;     // this process, per choice
+    std::vector<double> slowest;  // every process's greatest, per choice, once settled
+    int trials = 0;               // trials started
+    int current = -1;             // the choice of the trial in flight
+    int groups = 0;               // settled G
+  };
+  Entry& entry(const Key& key);
+  const Entry* find(const Key& key) const;
+  std::map<Key, Entry> entries_;
+};
+
+}  // namespace lanes::detail

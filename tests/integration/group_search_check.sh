@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# LANES_HIERARCHY_GROUPS: the hierarchical-<base> reduces with the number of groups searched (every
+# base settles on a G, every element checked before and after), a fixed G, and a G whose groups do
+# not tile the nodes (every rank fails the call, naming the valid ones, none waits).
+#   group_search_check.sh PROGRAM   (collectives_check)
+set -u
+program=$1
+here=$(cd "$(dirname "$0")" && pwd)
+run() { "$here/run_mpi.sh" 4 2 "$program" --colls reduce "$@" 2>&1; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$(LANES_HIERARCHY_GROUPS=search LANES_INFO=1 run --algorithms all --repeat 3 \
+  --sizes 0,7,70001,1048579)
+rc=$?
+echo "$out" | grep -E "groups searched|collectives_check|FAIL" | head -30
+[ $rc = 0 ] || { echo "$out" | tail -20; fail "the search run failed ($rc)"; }
+for base in linear chain binary binomial in-order-binary rabenseifner; do
+  echo "$out" | grep -qE "^lanes: groups searched for reduce hierarchical-$base of .*; G = [12]\$" ||
+    fail "hierarchical-$base settled on no G"
+done
+
+out=$(LANES_HIERARCHY_GROUPS=2 LANES_INFO=1 LANES_REDUCE_ALGORITHM=hierarchical-chain run \
+  --sizes 7,70001)
+rc=$?
+[ $rc = 0 ] || { echo "$out" | tail -20; fail "the G = 2 run failed ($rc)"; }
+echo "$out" | grep -qE "^lanes: reduce of [0-9]+ bytes.*: hierarchical-chain with 2 groups\$" ||
+  fail "LANES_HIERARCHY_GROUPS=2 did not run 2 groups"
+
+out=$(LANES_HIERARCHY_GROUPS=3 LANES_REDUCE_ALGORITHM=hierarchical-chain run --sizes 7)
+rc=$?
+[ $rc = 124 ] && fail "LANES_HIERARCHY_GROUPS=3 hung"
+[ $rc != 0 ] || fail "LANES_HIERARCHY_GROUPS=3 passed on 4 ranks in nodes of 2"
+[ "$(echo "$out" | grep -c '3 groups do not tile 4 ranks in nodes of their size (valid: 1, 2)')" -ge 4 ] ||
+  { echo "$out" | tail -20; fail "not every rank named the valid numbers of groups"; }
+echo "searched, fixed and invalid numbers of groups behave"

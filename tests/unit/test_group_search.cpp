@@ -1,0 +1,121 @@
+// lib/group_search.hpp: the bookkeeping of LANES_HIERARCHY_GROUPS=search, and the group choices
+// it searches (algos/reduce/hierarchical.hpp).
+#include "lib/group_search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <lanes/error.hpp>
+#include <vector>
+
+#include "algos/layout.hpp"
+#include "algos/reduce/hierarchical.hpp"
+#include "algos/registry.hpp"
+
+using lanes::detail::GroupSearch;
+
+namespace {
+
+const GroupSearch::Key kKey = GroupSearch::key_of("hierarchical-chain", 65536, 0, 0);
+
+// Runs the trials of kKey over `choices`, timing G as `time_of` says; returns the Gs tried.
+template <class F>
+std::vector<int> run_trials(GroupSearch& s, const std::vector<int>& choices, F time_of) {
+  std::vector<int> tried;
+  for (;;) {
+    const int g = s.next_trial(kKey, choices);
+    tried.push_back(g);
+    if (s.record(kKey, time_of(g))) return tried;
+  }
+}
+
+}  // namespace
+
+TEST(GroupSearch, SizesShareAClassUpToTheNextPowerOfTwo) {
+  EXPECT_EQ(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("a", 131071, 0, 0));
+  EXPECT_NE(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("a", 131072, 0, 0));
+  EXPECT_NE(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("b", 65536, 0, 0));
+  EXPECT_NE(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("a", 65536, 2, 0));
+}
+
+TEST(GroupSearch, TriesEveryChoiceTwiceInTurnThenSettlesOnTheFastest) {
+  GroupSearch s;
+  EXPECT_EQ(s.settled(kKey), 0);
+  const std::vector<int> tried = run_trials(s, {1, 2, 4}, [](int g) { return g == 2 ? 1.0 : 3.0; });
+  EXPECT_EQ(tried, (std::vector<int>{1, 2, 4, 1, 2, 4}));
+  EXPECT_EQ(s.settled(kKey), 0);  // not before the processes agree
+  EXPECT_EQ(s.best_times(kKey), (std::vector<double>{3.0, 1.0, 3.0}));
+  EXPECT_EQ(s.settle(kKey, s.best_times(kKey)), 2);
+  EXPECT_EQ(s.settled(kKey), 2);
+  // Settled: every later call takes it, and records nothing.
+  EXPECT_EQ(s.next_trial(kKey, {1, 2, 4}), 2);
+  EXPECT_FALSE(s.record(kKey, 9.0));
+}
+
+TEST(GroupSearch, KeepsEachChoicesLeastTime) {
+  GroupSearch s;
+  int call = 0;
+  run_trials(s, {1, 2}, [&call](int g) { return g == 1 ? (++call == 1 ? 9.0 : 2.0) : 3.0; });
+  EXPECT_EQ(s.best_times(kKey), (std::vector<double>{2.0, 3.0}));
+}
+
+// The slowest process decides each choice's time: here G = 1 is fastest on rank 0 but slowest on
+// rank 1, and every rank settles alike from the same numbers.
+TEST(GroupSearch, TheSlowestProcessDecidesAndTiesGoToFewerGroups) {
+  GroupSearch a;
+  run_trials(a, {1, 2, 4}, [](int) { return 1.0; });
+  const std::vector<double> all = {1.0, 5.0, 4.0,   // rank 0
+                                   7.0, 2.0, 4.0};  // rank 1
+  EXPECT_EQ(a.settle(kKey, all), 4);
+  EXPECT_EQ(a.slowest(kKey), (std::vector<double>{7.0, 5.0, 4.0}));
+
+  GroupSearch b;
+  run_trials(b, {1, 2}, [](int) { return 1.0; });
+  EXPECT_EQ(b.settle(kKey, std::vector<double>{3.0, 3.0, 2.0, 2.0}), 1);
+}
+
+TEST(GroupSearch, OneChoiceSettlesAtOnce) {
+  GroupSearch s;
+  EXPECT_EQ(s.next_trial(kKey, {1}), 1);
+  EXPECT_EQ(s.settled(kKey), 1);
+  EXPECT_FALSE(s.record(kKey, 1.0));
+}
+
+TEST(GroupSearch, SettleRefusesTimesThatDoNotMatchTheChoices) {
+  GroupSearch s;
+  run_trials(s, {1, 2}, [](int) { return 1.0; });
+  EXPECT_THROW(s.settle(kKey, std::vector<double>{1.0, 2.0, 3.0}), lanes::Error);
+}
+
+// The choices: G = 1 and every divisor whose groups tile the nodes, without G = p (the base
+// algorithm again); the builder takes exactly those and names them when given another.
+TEST(GroupSearch, ChoicesTileTheNodesAndTheBuilderRefusesOthers) {
+  using lanes::algos::Layout;
+  EXPECT_EQ(lanes::algos::hierarchical_group_choices(Layout::blocks(8, 2, 2)),
+            (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(lanes::algos::hierarchical_group_choices(Layout::blocks(6, 2, 1)),
+            (std::vector<int>{1, 3}));
+  EXPECT_EQ(lanes::algos::hierarchical_group_choices(Layout::blocks(7, 7, 1)),
+            (std::vector<int>{1}));
+  EXPECT_EQ(lanes::algos::hierarchical_group_choices(Layout::blocks(1, 1, 1)),
+            (std::vector<int>{1}));
+  EXPECT_TRUE(
+      lanes::algos::has_group_choice(lanes::algos::Collective::reduce, "hierarchical-chain"));
+  EXPECT_FALSE(lanes::algos::has_group_choice(lanes::algos::Collective::reduce, "chain"));
+  EXPECT_FALSE(lanes::algos::has_group_choice(lanes::algos::Collective::allreduce, "hierarchical"));
+
+  const lanes::algos::Algorithm* chain =
+      lanes::algos::find_algorithm(lanes::algos::Collective::reduce, "hierarchical-chain");
+  ASSERT_NE(chain, nullptr);
+  const Layout layout = Layout::blocks(6, 2, 1);
+  lanes::algos::CollArgs args{lanes::algos::Collective::reduce, 0, 0, 64, 4};
+  args.groups = 3;
+  EXPECT_FALSE(chain->build(layout, args).ops.empty());
+  args.groups = 2;
+  try {
+    (void)chain->build(layout, args);
+    FAIL() << "2 groups of 3 do not tile nodes of 2";
+  } catch (const lanes::Error& e) {
+    EXPECT_EQ(e.code(), lanes::Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("(valid: 1, 3)"), std::string::npos) << e.what();
+  }
+}
