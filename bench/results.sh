@@ -271,9 +271,10 @@ if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1 && command -v iperf3 >/de
     bench_err=/dev/stderr part_warmup=$warmup
     if [ $kind = hierarchy ]; then
       # LANES_INFO=1 makes rank 0 report each search's times and G (groups_<layout>.txt); with 3
-      # choices of G on 8 ranks in nodes of 2, the first 6 calls of each size are trials.
+      # choices of G on 8 ranks in nodes of 2, the first 9 calls of each size are trials (an
+      # untimed round and two timed ones).
       on+=(-x LANES_HIERARCHY_GROUPS=search -x LANES_INFO=1)
-      bench_err=$out/groups_$name.txt part_warmup=$((warmup > 6 ? warmup : 6))
+      bench_err=$out/groups_$name.txt part_warmup=$((warmup > 9 ? warmup : 9))
       : >"$bench_err"
     fi
     bench_part() {  # counts reps lanes algorithms settle [collectives]

@@ -821,8 +821,9 @@ if hier:
       f"reduce with the base algorithm, then their leaders do; "
       + ("the number of groups G searched by the runtime, `LANES_HIERARCHY_GROUPS=search`: the "
          "first calls of each size try every G whose groups tile the nodes, G = 1 being the base "
-         "itself, twice each, in the warm-up, and all later calls take the one whose slowest "
-         "process was fastest; the cost model's G in brackets"
+         "itself, a round untimed and two timed, in the warm-up, and all later calls take the one "
+         "whose slowest process was fastest, or the cost model's G where that is within 5 %; the "
+         "cost model's G in brackets"
          if searched else "the number of groups G from the cost model")
       + f"), on {hier[0]['nodes']} emulated nodes × {hier[0]['ppn']} processes, two rails "
       f"of 1 Gbit/s, MPI_INT sums, lanes-bench interleaving all of them. {p_} processes share the "

@@ -251,7 +251,10 @@ void CommImpl::run_group_trial(Prepared& prepared) {
   const std::vector<double> mine = group_search_.best_times(key);
   std::vector<double> all(mine.size() * static_cast<std::size_t>(size()));
   exchange(mine.data(), all.data(), mine.size() * sizeof(double));
-  const int chosen = group_search_.settle(key, all);
+  const algos::CostInput shape_in = algos::cost_input_of(layout, prepared.block);
+  int model = algos::hierarchical_groups_of(call.options.algorithm, shape_in);
+  if (model == size()) model = 1;  // G = p is the base algorithm too
+  const int chosen = group_search_.settle(key, all, model);
   call_cache_.clear();  // shapes decided with the model's G before
   if (runtime_->config().info > 0 && rank_ == 0) {
     std::string text;
@@ -265,9 +268,9 @@ void CommImpl::run_group_trial(Prepared& prepared) {
     }
     std::fprintf(stderr,
                  "lanes: groups searched for reduce %s of %zu to %zu bytes on %s:%s (the "
-                 "slowest rank's best of %d each); G = %d\n",
+                 "slowest rank's best of %d each; the model's G = %d); G = %d\n",
                  call.options.algorithm.c_str(), key.bytes_class, 2 * key.bytes_class - 1,
-                 layout.describe().c_str(), text.c_str(), GroupSearch::kRounds, chosen);
+                 layout.describe().c_str(), text.c_str(), GroupSearch::kRounds, model, chosen);
   }
 }
 

@@ -107,8 +107,9 @@ const std::vector<ConfigVar>& config_table() {
        "The number of groups G of the hierarchical-<base> reduce algorithms: model (the cost "
        "model's), search (the first blocking calls of each algorithm and vector size, to the "
        "power of two, try every G whose groups tile the nodes, G = 1 being the base algorithm "
-       "itself, twice each; the processes then take the G whose slowest process was fastest for "
-       "every later call of that size; other calls take the model's G until then), or a number "
+       "itself: a round untimed, then two timed; the processes then take the G whose slowest "
+       "process was fastest, or the model's G where that is within 5 %, for every later call "
+       "of that size; other calls take the model's G until then), or a number "
        "(a divisor of the communicator's size whose groups tile the nodes; another one fails "
        "the call). Set it alike on every rank (LANES_CHECK=1 names a rank whose G differs)."},
       {"LANES_MPI_COLLS", "all",

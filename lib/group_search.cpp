@@ -48,10 +48,13 @@ int GroupSearch::next_trial(const Key& key, const std::vector<int>& choices) {
 bool GroupSearch::record(const Key& key, double seconds) {
   Entry& e = entry(key);
   if (e.groups != 0 || e.current < 0) return false;
-  double& best = e.best[static_cast<std::size_t>(e.current)];
-  best = std::min(best, seconds);
+  const int n = static_cast<int>(e.choices.size());
+  if (e.trials > kWarmRounds * n) {
+    double& best = e.best[static_cast<std::size_t>(e.current)];
+    best = std::min(best, seconds);
+  }
   e.current = -1;
-  return e.trials >= kRounds * static_cast<int>(e.choices.size());
+  return e.trials >= (kWarmRounds + kRounds) * n;
 }
 
 std::vector<double> GroupSearch::best_times(const Key& key) const {
@@ -65,7 +68,7 @@ const std::vector<int>& GroupSearch::choices(const Key& key) const {
   return e != nullptr ? e->choices : none;
 }
 
-int GroupSearch::settle(const Key& key, std::span<const double> all) {
+int GroupSearch::settle(const Key& key, std::span<const double> all, int model) {
   Entry& e = entry(key);
   const std::size_t n = e.choices.size();
   if (n == 0 || all.empty() || all.size() % n != 0) {
@@ -79,6 +82,9 @@ int GroupSearch::settle(const Key& key, std::span<const double> all) {
   std::size_t pick = 0;
   for (std::size_t i = 1; i < n; ++i) {
     if (e.slowest[i] < e.slowest[pick]) pick = i;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (e.choices[i] == model && e.slowest[i] <= (1 + kMargin) * e.slowest[pick]) pick = i;
   }
   e.groups = e.choices[pick];
   return e.groups;

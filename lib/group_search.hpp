@@ -5,12 +5,20 @@
 // G = 2 for a 64 KB chain reduce that ran 1.52x slower than the plain chain.
 //
 // Per communicator and call class (algorithm, vector size rounded down to a power of two, lanes,
-// first rail), the first blocking calls try every G of hierarchical_group_choices in turn,
-// kRounds times each, and time themselves; the call that completes the trials allgathers every
-// process's best time per G, and every process takes the G whose slowest process was fastest (the
-// fewest groups on a tie): the same on every rank, from the same numbers. Every later call of the
-// class takes it. The counters advance alike on every rank because the calls come in the same
-// order everywhere. This class holds the bookkeeping; CommImpl runs the calls and the allgather.
+// first rail), the first blocking calls try every G of hierarchical_group_choices in turn, one
+// untimed round first (a G's first call meets cold caches, new connections and scratch) and then
+// kRounds timed ones; the call that completes the trials allgathers every process's least time
+// per G, and every process takes the G whose slowest process was fastest, unless the cost
+// model's G comes within kMargin of it (then the model's: the default needs clear evidence to
+// change): the same on every rank, from the same numbers. Every later call of the class takes
+// it. The counters advance alike on every rank because the calls come in the same order
+// everywhere. This class holds the bookkeeping; CommImpl runs the calls and the allgather.
+//
+// Measured on 4 emulated nodes of 2 processes (8 on 2 cores, two rails of 1 Gbit/s), every base
+// against its transformation from 16 KB to 16 MB (bench/results.sh --only 4x2-hierarchy): with
+// the timed rounds alone and no margin, the chain took G = 1 at 64 KB (0.98x the base, where the
+// model's G = 2 took 1.52x) and G = 4 from 1 MB (0.60-0.64x, where the model's G = 1 is the base
+// itself), but Rabenseifner's took G = 4 at 4 MB on trials 1 % apart and ran 1.11x the base.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +32,9 @@ namespace lanes::detail {
 
 class GroupSearch {
  public:
-  static constexpr int kRounds = 2;  // trials of each G; the least time counts
+  static constexpr int kWarmRounds = 1;    // untimed trials of each G first
+  static constexpr int kRounds = 2;        // timed trials of each G; the least time counts
+  static constexpr double kMargin = 0.05;  // how much faster than the model's G another must be
 
   struct Key {
     std::string algorithm;
@@ -47,8 +57,9 @@ class GroupSearch {
   std::vector<double> best_times(const Key& key) const;
   const std::vector<int>& choices(const Key& key) const;
   // Settles `key` from every process's best_times, one process after another in `all`: the choice
-  // whose greatest time is least (the earlier one on a tie). Returns its G.
-  int settle(const Key& key, std::span<const double> all);
+  // whose greatest time is least (the earlier one on a tie), unless `model` (the cost model's G)
+  // is a choice whose greatest time is within kMargin of that. Returns the G.
+  int settle(const Key& key, std::span<const double> all, int model);
   // The slowest process's time of each choice, as settle found them (for LANES_INFO).
   const std::vector<double>& slowest(const Key& key) const;
 

@@ -37,25 +37,48 @@ TEST(GroupSearch, SizesShareAClassUpToTheNextPowerOfTwo) {
   EXPECT_NE(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("a", 65536, 2, 0));
 }
 
-TEST(GroupSearch, TriesEveryChoiceTwiceInTurnThenSettlesOnTheFastest) {
+// No cost model's G to prefer.
+constexpr int kNoModel = 0;
+
+TEST(GroupSearch, TriesEveryChoiceInTurnAnUntimedRoundFirstThenSettlesOnTheFastest) {
+  static_assert(GroupSearch::kWarmRounds == 1 && GroupSearch::kRounds == 2);
   GroupSearch s;
   EXPECT_EQ(s.settled(kKey), 0);
-  const std::vector<int> tried = run_trials(s, {1, 2, 4}, [](int g) { return g == 2 ? 1.0 : 3.0; });
-  EXPECT_EQ(tried, (std::vector<int>{1, 2, 4, 1, 2, 4}));
+  int call = 0;
+  const std::vector<int> tried = run_trials(s, {1, 2, 4}, [&call](int g) {
+    return ++call <= 3 ? 100.0 : g == 2 ? 1.0 : 3.0;  // the untimed round is slow
+  });
+  EXPECT_EQ(tried, (std::vector<int>{1, 2, 4, 1, 2, 4, 1, 2, 4}));
   EXPECT_EQ(s.settled(kKey), 0);  // not before the processes agree
   EXPECT_EQ(s.best_times(kKey), (std::vector<double>{3.0, 1.0, 3.0}));
-  EXPECT_EQ(s.settle(kKey, s.best_times(kKey)), 2);
+  EXPECT_EQ(s.settle(kKey, s.best_times(kKey), kNoModel), 2);
   EXPECT_EQ(s.settled(kKey), 2);
   // Settled: every later call takes it, and records nothing.
   EXPECT_EQ(s.next_trial(kKey, {1, 2, 4}), 2);
   EXPECT_FALSE(s.record(kKey, 9.0));
 }
 
-TEST(GroupSearch, KeepsEachChoicesLeastTime) {
+TEST(GroupSearch, KeepsEachChoicesLeastTimedTime) {
   GroupSearch s;
   int call = 0;
-  run_trials(s, {1, 2}, [&call](int g) { return g == 1 ? (++call == 1 ? 9.0 : 2.0) : 3.0; });
+  // Calls 1-2 untimed, then G = 1 takes 9 and 2, G = 2 takes 3 and 4.
+  const double times[] = {0.5, 0.5, 9.0, 3.0, 2.0, 4.0};
+  run_trials(s, {1, 2}, [&](int) { return times[call++]; });
+  EXPECT_EQ(call, 6);
   EXPECT_EQ(s.best_times(kKey), (std::vector<double>{2.0, 3.0}));
+}
+
+// The cost model's G stays where another is not kMargin faster than it.
+TEST(GroupSearch, TheModelsGStaysUnlessAnotherIsClearlyFaster) {
+  GroupSearch close;
+  run_trials(close, {1, 2, 4}, [](int) { return 1.0; });
+  EXPECT_EQ(close.settle(kKey, std::vector<double>{1.0, 1.02, 1.04}, 4), 4);
+  GroupSearch far;
+  run_trials(far, {1, 2, 4}, [](int) { return 1.0; });
+  EXPECT_EQ(far.settle(kKey, std::vector<double>{1.0, 1.02, 1.06}, 4), 1);
+  GroupSearch other;
+  run_trials(other, {1, 2, 4}, [](int) { return 1.0; });
+  EXPECT_EQ(other.settle(kKey, std::vector<double>{1.0, 1.02, 1.04}, 8), 1);  // not a choice
 }
 
 // The slowest process decides each choice's time: here G = 1 is fastest on rank 0 but slowest on
@@ -65,12 +88,12 @@ TEST(GroupSearch, TheSlowestProcessDecidesAndTiesGoToFewerGroups) {
   run_trials(a, {1, 2, 4}, [](int) { return 1.0; });
   const std::vector<double> all = {1.0, 5.0, 4.0,   // rank 0
                                    7.0, 2.0, 4.0};  // rank 1
-  EXPECT_EQ(a.settle(kKey, all), 4);
+  EXPECT_EQ(a.settle(kKey, all, kNoModel), 4);
   EXPECT_EQ(a.slowest(kKey), (std::vector<double>{7.0, 5.0, 4.0}));
 
   GroupSearch b;
   run_trials(b, {1, 2}, [](int) { return 1.0; });
-  EXPECT_EQ(b.settle(kKey, std::vector<double>{3.0, 3.0, 2.0, 2.0}), 1);
+  EXPECT_EQ(b.settle(kKey, std::vector<double>{3.0, 3.0, 2.0, 2.0}, kNoModel), 1);
 }
 
 TEST(GroupSearch, OneChoiceSettlesAtOnce) {
@@ -83,7 +106,7 @@ TEST(GroupSearch, OneChoiceSettlesAtOnce) {
 TEST(GroupSearch, SettleRefusesTimesThatDoNotMatchTheChoices) {
   GroupSearch s;
   run_trials(s, {1, 2}, [](int) { return 1.0; });
-  EXPECT_THROW(s.settle(kKey, std::vector<double>{1.0, 2.0, 3.0}), lanes::Error);
+  EXPECT_THROW(s.settle(kKey, std::vector<double>{1.0, 2.0, 3.0}, kNoModel), lanes::Error);
 }
 
 // The choices: G = 1 and every divisor whose groups tile the nodes, without G = p (the base
