@@ -111,7 +111,7 @@ const std::vector<ConfigVar>& config_table() {
        "process was fastest, or the model's G where that is within 5 %, for every later call "
        "of that size; other calls take the model's G until then), or a number "
        "(a divisor of the communicator's size whose groups tile the nodes; another one fails "
-       "the call). Set it alike on every rank (LANES_CHECK=1 names a rank whose G differs)."},
+       "the call). Rank 0's is used everywhere."},
       {"LANES_MPI_COLLS", "all",
        "liblanes_mpi: the MPI collectives routed through lanes, comma-separated from bcast, "
        "scatter, gather, alltoall, allgather, reduce, allreduce, reduce_scatter_block, barrier, "

@@ -169,6 +169,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
         (void)Rules::parse(mine.rules, "LANES_RULES file '" + config_.rules + "'");
       }
       mine.rail_weights = config_.rail_weights;
+      mine.hierarchy_groups = config_.hierarchy_search ? -1 : config_.hierarchy_groups;
     }
     transport::RailOptions options;
     options.user_ucx_variables = config_.ucx_variables;
@@ -195,6 +196,9 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     rails_->set_peer_addresses(r, addresses[static_cast<std::size_t>(r)]);
   machine_ = algos::MachineParams::parse(records.front().calibration);
   rules_ = Rules::parse(records.front().rules);
+  // Every rank searches or fixes the groups of hierarchical reduces alike: rank 0's setting.
+  config_.hierarchy_search = records.front().hierarchy_groups == -1;
+  config_.hierarchy_groups = std::max(0, records.front().hierarchy_groups);
   const int num_rails = static_cast<int>(records.front().rails.size());
   if (!machine_.rails_measured) machine_.rails = num_rails;
   const std::vector<double>& weights = records.front().rail_weights;

@@ -27,6 +27,7 @@ std::vector<std::byte> encode_startup_record(const StartupRecord& rec,
   w.put_string(rec.rules);
   w.put(static_cast<std::uint32_t>(rec.rail_weights.size()));
   for (const double x : rec.rail_weights) w.put(x);
+  w.put(static_cast<std::int32_t>(rec.hierarchy_groups));
   w.put_bytes(addresses);
   return w.take();
 }
@@ -58,6 +59,11 @@ StartupRecord decode_startup_record(std::span<const std::byte> bytes,
   rec.rules = r.get_string();
   const auto weights = r.get<std::uint32_t>();
   for (std::uint32_t i = 0; i < weights; ++i) rec.rail_weights.push_back(r.get<double>());
+  rec.hierarchy_groups = r.get<std::int32_t>();
+  if (rec.hierarchy_groups < -1) {
+    throw Error(Errc::bootstrap, "malformed start-up record: " +
+                                     std::to_string(rec.hierarchy_groups) + " hierarchy groups");
+  }
   auto a = r.get_bytes();
   addresses.assign(a.begin(), a.end());
   return rec;

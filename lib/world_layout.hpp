@@ -25,7 +25,9 @@ struct StartupRecord {
   std::string calibration;           // cost-model parameters (rank 0's are used by everyone)
   std::string rules;                 // selection rules, JSON (rank 0's are used by everyone)
   std::vector<double> rail_weights;  // LANES_RAIL_WEIGHTS (rank 0's are used by everyone)
-  std::optional<Failure> failure;    // this rank's own set-up failed: every rank throws
+  // LANES_HIERARCHY_GROUPS (rank 0's is used by everyone): G, 0 the model's, -1 search.
+  int hierarchy_groups = 0;
+  std::optional<Failure> failure;  // this rank's own set-up failed: every rank throws
 };
 
 // `rail_weights`: relative bandwidth of each rail (one per rail). Throws

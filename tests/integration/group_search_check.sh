@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # LANES_HIERARCHY_GROUPS: the hierarchical-<base> reduces with the number of groups searched (every
-# base settles on a G, every element checked before and after), a fixed G, and a G whose groups do
-# not tile the nodes (every rank fails the call, naming the valid ones, none waits).
+# base settles on a G, every element checked before and after), rank 0's setting against the
+# others', a fixed G, and a G whose groups do not tile the nodes (every rank fails the call,
+# naming the valid ones, none waits).
 #   group_search_check.sh PROGRAM   (collectives_check)
 set -u
 program=$1
@@ -18,6 +19,16 @@ for base in linear chain binary binomial in-order-binary rabenseifner; do
   echo "$out" | grep -qE "^lanes: groups searched for reduce hierarchical-$base of .*; G = [12]\$" ||
     fail "hierarchical-$base settled on no G"
 done
+
+# Rank 0 searches and the others were told the model's G: rank 0's setting holds everywhere.
+out=$(LANES_INFO=1 "$here/run_mpi.sh" 1 2 env LANES_HIERARCHY_GROUPS=search "$program" \
+  --colls reduce --algorithms all --repeat 3 --sizes 7,70001 : \
+  -np 3 env LANES_HIERARCHY_GROUPS=model "$program" --colls reduce --algorithms all --repeat 3 \
+  --sizes 7,70001 2>&1)
+rc=$?
+[ $rc = 0 ] || { echo "$out" | tail -20; fail "the run with rank 0 alone searching failed ($rc)"; }
+[ "$(echo "$out" | grep -c '^lanes: groups searched for reduce')" -ge 12 ] ||
+  fail "rank 0's LANES_HIERARCHY_GROUPS=search did not hold everywhere"
 
 out=$(LANES_HIERARCHY_GROUPS=2 LANES_INFO=1 LANES_REDUCE_ALGORITHM=hierarchical-chain run \
   --sizes 7,70001)
