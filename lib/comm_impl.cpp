@@ -226,8 +226,8 @@ int CommImpl::groups_for(Collective coll, const std::string& algorithm, std::siz
   if (!algos::has_group_choice(coll, algorithm)) return 0;
   if (cfg.hierarchy_groups > 0) return cfg.hierarchy_groups;
   if (!cfg.hierarchy_search) return 0;
-  const int settled = group_search_.settled(
-      GroupSearch::key_of(algorithm, bytes, options.lanes, options.first_rail));
+  const int settled = group_search_.settled(GroupSearch::key_of(
+      static_cast<int>(coll), algorithm, bytes, options.lanes, options.first_rail));
   searching = settled == 0;
   return settled;
 }
@@ -235,10 +235,12 @@ int CommImpl::groups_for(Collective coll, const std::string& algorithm, std::siz
 void CommImpl::run_group_trial(Prepared& prepared) {
   const Call& call = prepared.call;
   const CallShape shape = shape_of(call, prepared.block);
-  const GroupSearch::Key key = GroupSearch::key_of(call.options.algorithm, prepared.block,
-                                                   call.options.lanes, call.options.first_rail);
+  const GroupSearch::Key key =
+      GroupSearch::key_of(static_cast<int>(call.coll), call.options.algorithm, prepared.block,
+                          call.options.lanes, call.options.first_rail);
   const algos::Layout& layout = layout_with_lanes(call.options.lanes, call.options.first_rail);
-  const int groups = group_search_.next_trial(key, algos::hierarchical_group_choices(layout));
+  const int groups =
+      group_search_.next_trial(key, algos::hierarchical_group_choices(call.coll, layout));
   prepared.groups = groups;
   fill(prepared, schedule_for(call.coll, shape.root, prepared.block, call.options.algorithm,
                               call.options.lanes, call.options.first_rail, shape.elem,
@@ -252,8 +254,8 @@ void CommImpl::run_group_trial(Prepared& prepared) {
   std::vector<double> all(mine.size() * static_cast<std::size_t>(size()));
   exchange(mine.data(), all.data(), mine.size() * sizeof(double));
   const algos::CostInput shape_in = algos::cost_input_of(layout, prepared.block);
-  int model = algos::hierarchical_groups_of(call.options.algorithm, shape_in);
-  if (model == size()) model = 1;  // G = p is the base algorithm too
+  int model = algos::model_groups(call.coll, call.options.algorithm, shape_in);
+  if (call.coll == Collective::reduce && model == size()) model = 1;  // the base algorithm too
   const int chosen = group_search_.settle(key, all, model);
   call_cache_.clear();  // shapes decided with the model's G before
   if (runtime_->config().info > 0 && rank_ == 0) {
@@ -267,10 +269,11 @@ void CommImpl::run_group_trial(Prepared& prepared) {
       text += buf;
     }
     std::fprintf(stderr,
-                 "lanes: groups searched for reduce %s of %zu to %zu bytes on %s:%s (the "
+                 "lanes: groups searched for %s %s of %zu to %zu bytes on %s:%s (the "
                  "slowest rank's best of %d each; the model's G = %d); G = %d\n",
-                 call.options.algorithm.c_str(), key.bytes_class, 2 * key.bytes_class - 1,
-                 layout.describe().c_str(), text.c_str(), GroupSearch::kRounds, model, chosen);
+                 algos::to_string(call.coll), call.options.algorithm.c_str(), key.bytes_class,
+                 2 * key.bytes_class - 1, layout.describe().c_str(), text.c_str(),
+                 GroupSearch::kRounds, model, chosen);
   }
 }
 

@@ -104,10 +104,11 @@ const std::vector<ConfigVar>& config_table() {
        algorithm_help("Reduce-scatter (equal blocks)", algos::Collective::reduce_scatter_block)},
       {"LANES_BARRIER_ALGORITHM", "auto", algorithm_help("Barrier", algos::Collective::barrier)},
       {"LANES_HIERARCHY_GROUPS", "model",
-       "The number of groups G of the hierarchical-<base> reduce algorithms: model (the cost "
+       "The number of groups G of the hierarchical-<base> reduce algorithms and of the "
+       "hierarchical allreduce: model (the cost "
        "model's), search (the first blocking calls of each algorithm and vector size, to the "
-       "power of two, try every G whose groups tile the nodes, G = 1 being the base algorithm "
-       "itself: a round untimed, then two timed; the processes then take the G whose slowest "
+       "power of two, try every G whose groups tile the nodes (a reduce's G = 1 being its base "
+       "algorithm): a round untimed, then two timed; the processes then take the G whose slowest "
        "process was fastest, or the model's G where that is within 5 %, for every later call "
        "of that size; other calls take the model's G until then), or a number "
        "(a divisor of the communicator's size whose groups tile the nodes; another one fails "

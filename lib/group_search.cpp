@@ -7,9 +7,9 @@
 
 namespace lanes::detail {
 
-GroupSearch::Key GroupSearch::key_of(const std::string& algorithm, std::size_t bytes, int lanes,
-                                     int first_rail) {
-  return Key{algorithm, std::bit_floor(bytes), lanes, first_rail};
+GroupSearch::Key GroupSearch::key_of(int coll, const std::string& algorithm, std::size_t bytes,
+                                     int lanes, int first_rail) {
+  return Key{coll, algorithm, std::bit_floor(bytes), lanes, first_rail};
 }
 
 GroupSearch::Entry& GroupSearch::entry(const Key& key) {

@@ -1,14 +1,15 @@
-// LANES_HIERARCHY_GROUPS=search: the number of groups G of a hierarchical-<base> reduce measured
-// rather than priced. Hasanov and Lastovetsky's transformation is never slower than its base in
-// principle, since G = 1 is the base algorithm itself; the cost model's G is only as good as the
-// model, and on links that let a short burst through at memory speed (token buckets) it took
-// G = 2 for a 64 KB chain reduce that ran 1.52x slower than the plain chain.
+// LANES_HIERARCHY_GROUPS=search: the number of groups G of a hierarchical-<base> reduce (and of
+// the hierarchical allreduce) measured rather than priced. Hasanov and Lastovetsky's transformation
+// is never slower than its base in principle, since G = 1 is the base algorithm itself; the cost
+// model's G is only as good as the model, and on links that let a short burst through at memory
+// speed (token buckets) it took G = 2 for a 64 KB chain reduce that ran 1.52x slower than the plain
+// chain.
 //
-// Per communicator and call class (algorithm, vector size rounded down to a power of two, lanes,
-// first rail), the first blocking calls try every G of hierarchical_group_choices in turn, one
-// untimed round first (a G's first call meets cold caches, new connections and scratch) and then
-// kRounds timed ones; the call that completes the trials allgathers every process's least time
-// per G, and every process takes the G whose slowest process was fastest, unless the cost
+// Per communicator and call class (collective and algorithm, vector size rounded down to a power
+// of two, lanes, first rail), the first blocking calls try every G of hierarchical_group_choices in
+// turn, one untimed round first (a G's first call meets cold caches, new connections and scratch)
+// and then kRounds timed ones; the call that completes the trials allgathers every process's least
+// time per G, and every process takes the G whose slowest process was fastest, unless the cost
 // model's G comes within kMargin of it (then the model's: the default needs clear evidence to
 // change): the same on every rank, from the same numbers. Every later call of the class takes
 // it. The counters advance alike on every rank because the calls come in the same order
@@ -37,13 +38,15 @@ class GroupSearch {
   static constexpr double kMargin = 0.05;  // how much faster than the model's G another must be
 
   struct Key {
+    int coll = 0;  // algos::Collective
     std::string algorithm;
     std::size_t bytes_class = 0;  // the vector's size rounded down to a power of two
     int lanes = 0;
     int first_rail = 0;
     auto operator<=>(const Key&) const = default;
   };
-  static Key key_of(const std::string& algorithm, std::size_t bytes, int lanes, int first_rail);
+  static Key key_of(int coll, const std::string& algorithm, std::size_t bytes, int lanes,
+                    int first_rail);
 
   // The G that `key` settled on; 0 while it is searched or before its first call.
   int settled(const Key& key) const;

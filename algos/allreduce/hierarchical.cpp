@@ -26,7 +26,9 @@
 // Cost: binomial reduce and binomial broadcast on one group (p / G ranks) plus the leaders'
 // allreduce on the G leaders (one per node when a group spans a node or more), each as its own
 // formula prices it; G and the leaders' algorithm are the pair with the least cost under the
-// default machine parameters, the same in the builder and in the formula.
+// default machine parameters, the same in the builder and in the formula; where the call names G
+// (CollArgs::groups: LANES_HIERARCHY_GROUPS, a number or the one its search measured fastest),
+// the leaders' algorithm is the cheaper one for that G.
 //
 // Applies: any p and any layout; for p with divisors near the node size, where the groups follow
 // the nodes and only one rank per node (or per group) crosses the network.
@@ -68,11 +70,13 @@ double plan_cost(const Plan& plan, const CostInput& in, long long p, const Machi
          plan.leaders->cost(leader_shape(in, plan.groups, g), m);
 }
 
-Plan choose(long long p, const CostInput& in) {
+// The cheapest plan under the default parameters; with `only` > 0, among those of `only` groups.
+Plan choose(long long p, const CostInput& in, long long only = 0) {
   const MachineParams reference;
-  Plan best;
+  Plan best{only > 0 ? only : 1, &kLeaderAlgorithms[0]};
   double least = plan_cost(best, in, p, reference);
   for (const long long groups : group_counts(std::max(1LL, p), in.ppn)) {
+    if (only > 0 && groups != only) continue;
     for (const LeaderAlgorithm& leaders : kLeaderAlgorithms) {
       const Plan plan{groups, &leaders};
       const double t = plan_cost(plan, in, p, reference);
@@ -87,6 +91,10 @@ Plan choose(long long p, const CostInput& in) {
 
 }  // namespace
 
+int hierarchical_allreduce_groups(const CostInput& in) {
+  return static_cast<int>(choose(in.p(), in).groups);
+}
+
 Schedule build_allreduce_hierarchical(const Layout& layout, const CollArgs& args) {
   check_args(layout, args, "hierarchical", false);
   const int p = layout.size;
@@ -99,7 +107,10 @@ Schedule build_allreduce_hierarchical(const Layout& layout, const CollArgs& args
     s.finalize();
     return s;
   }
-  const Plan plan = choose(p, cost_input_of(layout, m));
+  // The call's G (CollArgs::groups) with the leaders' algorithm the model prices cheapest for it,
+  // else both from the model.
+  if (args.groups > 0) check_groups(Collective::allreduce, "hierarchical", layout, args.groups);
+  const Plan plan = choose(p, cost_input_of(layout, m), args.groups);
   const int groups = static_cast<int>(plan.groups);
   const int g = p / groups;
   const int mine = r / g;

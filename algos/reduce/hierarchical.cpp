@@ -126,17 +126,37 @@ int hierarchical_groups_of(std::string_view algorithm, const CostInput& in) {
 
 bool has_group_choice(Collective coll, std::string_view algorithm) {
   constexpr std::string_view prefix = "hierarchical-";
+  if (coll == Collective::allreduce) return algorithm == "hierarchical";
   return coll == Collective::reduce && algorithm.starts_with(prefix) &&
          find_algorithm(Collective::reduce, algorithm) != nullptr;
 }
 
-std::vector<int> hierarchical_group_choices(const Layout& layout) {
+std::vector<int> hierarchical_group_choices(Collective coll, const Layout& layout) {
   const long long p = std::max(1, layout.size);
   std::vector<int> out;
   for (const long long groups : group_counts(p, cost_input_of(layout, 0).ppn)) {
-    if (groups == 1 || groups < p) out.push_back(static_cast<int>(groups));
+    if (groups == 1 || groups < p || coll == Collective::allreduce) {
+      out.push_back(static_cast<int>(groups));
+    }
   }
   return out;
+}
+
+int model_groups(Collective coll, std::string_view algorithm, const CostInput& in) {
+  if (!has_group_choice(coll, algorithm)) return 0;
+  if (coll == Collective::allreduce) return hierarchical_allreduce_groups(in);
+  return hierarchical_groups_of(algorithm, in);
+}
+
+void check_groups(Collective coll, std::string_view algorithm, const Layout& layout, int groups) {
+  const std::vector<int> choices = hierarchical_group_choices(coll, layout);
+  if (std::find(choices.begin(), choices.end(), groups) != choices.end()) return;
+  std::string valid;
+  for (const int g : choices) valid += (valid.empty() ? "" : ", ") + std::to_string(g);
+  throw Error(Errc::invalid_argument, std::string(to_string(coll)) + " " + std::string(algorithm) +
+                                          ": " + std::to_string(groups) + " groups do not tile " +
+                                          std::to_string(layout.size) +
+                                          " ranks in nodes of their size (valid: " + valid + ")");
 }
 
 Schedule build_reduce_hierarchical(const Layout& layout, const CollArgs& args, BuildFn base,
@@ -235,15 +255,7 @@ Schedule build_transformed(const Layout& layout, const CollArgs& args, const cha
     const int groups = hierarchical_groups(cost, layout.size, cost_input_of(layout, args.bytes));
     return build_reduce_hierarchical(layout, args, base, groups);
   }
-  const std::vector<int> choices = hierarchical_group_choices(layout);
-  if (std::find(choices.begin(), choices.end(), args.groups) == choices.end()) {
-    std::string valid;
-    for (const int g : choices) valid += (valid.empty() ? "" : ", ") + std::to_string(g);
-    throw Error(Errc::invalid_argument, std::string("reduce ") + name + ": " +
-                                            std::to_string(args.groups) + " groups do not tile " +
-                                            std::to_string(layout.size) +
-                                            " ranks in nodes of their size (valid: " + valid + ")");
-  }
+  check_groups(Collective::reduce, name, layout, args.groups);
   return build_reduce_hierarchical(layout, args, base, args.groups);
 }
 

@@ -38,11 +38,20 @@ int hierarchical_groups(CostFn base, long long p, const CostInput& in);
 // builder chooses it; 0 for any other algorithm. For lanes-model and the results' tables.
 int hierarchical_groups_of(std::string_view algorithm, const CostInput& in);
 
-// Whether `algorithm` is a reduce transformed with a number of groups (hierarchical-<base>).
+// Whether `algorithm` of `coll` takes a number of groups G (CollArgs::groups): a reduce
+// transformed with one (hierarchical-<base>), or the hierarchical allreduce.
 bool has_group_choice(Collective coll, std::string_view algorithm);
-// The numbers of groups a hierarchical-<base> reduce on `layout` can take, each a different
-// schedule (group_counts without G = p, which is G = 1 again: the base algorithm), ascending.
-std::vector<int> hierarchical_group_choices(const Layout& layout);
+// The numbers of groups such an algorithm on `layout` can take, each a different schedule,
+// ascending: group_counts, for a reduce without G = p (G = 1 again: the base algorithm).
+std::vector<int> hierarchical_group_choices(Collective coll, const Layout& layout);
+// The G the cost model takes for such an algorithm on the shape `in` (what it builds with
+// CollArgs::groups = 0), 0 for any other algorithm.
+int model_groups(Collective coll, std::string_view algorithm, const CostInput& in);
+// The hierarchical allreduce's G under the cost model (allreduce/hierarchical.cpp).
+int hierarchical_allreduce_groups(const CostInput& in);
+// Throws lanes::Error(invalid_argument) naming `algorithm` and the valid numbers when `groups`
+// is not one of hierarchical_group_choices(coll, layout).
+void check_groups(Collective coll, std::string_view algorithm, const Layout& layout, int groups);
 
 // The transformed reduce with `groups` groups (a divisor of p).
 Schedule build_reduce_hierarchical(const Layout& layout, const CollArgs& args, BuildFn base,

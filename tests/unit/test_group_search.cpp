@@ -5,17 +5,20 @@
 #include <gtest/gtest.h>
 
 #include <lanes/error.hpp>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "algos/layout.hpp"
 #include "algos/reduce/hierarchical.hpp"
 #include "algos/registry.hpp"
+#include "algos/simulator.hpp"
 
 using lanes::detail::GroupSearch;
 
 namespace {
 
-const GroupSearch::Key kKey = GroupSearch::key_of("hierarchical-chain", 65536, 0, 0);
+const GroupSearch::Key kKey = GroupSearch::key_of(0, "hierarchical-chain", 65536, 0, 0);
 
 // Runs the trials of kKey over `choices`, timing G as `time_of` says; returns the Gs tried.
 template <class F>
@@ -31,10 +34,10 @@ std::vector<int> run_trials(GroupSearch& s, const std::vector<int>& choices, F t
 }  // namespace
 
 TEST(GroupSearch, SizesShareAClassUpToTheNextPowerOfTwo) {
-  EXPECT_EQ(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("a", 131071, 0, 0));
-  EXPECT_NE(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("a", 131072, 0, 0));
-  EXPECT_NE(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("b", 65536, 0, 0));
-  EXPECT_NE(GroupSearch::key_of("a", 65536, 0, 0), GroupSearch::key_of("a", 65536, 2, 0));
+  EXPECT_EQ(GroupSearch::key_of(0, "a", 65536, 0, 0), GroupSearch::key_of(0, "a", 131071, 0, 0));
+  EXPECT_NE(GroupSearch::key_of(0, "a", 65536, 0, 0), GroupSearch::key_of(0, "a", 131072, 0, 0));
+  EXPECT_NE(GroupSearch::key_of(0, "a", 65536, 0, 0), GroupSearch::key_of(0, "b", 65536, 0, 0));
+  EXPECT_NE(GroupSearch::key_of(0, "a", 65536, 0, 0), GroupSearch::key_of(0, "a", 65536, 2, 0));
 }
 
 // No cost model's G to prefer.
@@ -109,36 +112,78 @@ TEST(GroupSearch, SettleRefusesTimesThatDoNotMatchTheChoices) {
   EXPECT_THROW(s.settle(kKey, std::vector<double>{1.0, 2.0, 3.0}, kNoModel), lanes::Error);
 }
 
-// The choices: G = 1 and every divisor whose groups tile the nodes, without G = p (the base
-// algorithm again); the builder takes exactly those and names them when given another.
-TEST(GroupSearch, ChoicesTileTheNodesAndTheBuilderRefusesOthers) {
+// The choices: G = 1 and every divisor whose groups tile the nodes, for a reduce without G = p
+// (the base algorithm again), for the allreduce with it (the leaders' allreduce alone); the
+// builders take exactly those and name them when given another.
+TEST(GroupSearch, ChoicesTileTheNodesAndTheBuildersRefuseOthers) {
+  using lanes::algos::Collective;
   using lanes::algos::Layout;
-  EXPECT_EQ(lanes::algos::hierarchical_group_choices(Layout::blocks(8, 2, 2)),
-            (std::vector<int>{1, 2, 4}));
-  EXPECT_EQ(lanes::algos::hierarchical_group_choices(Layout::blocks(6, 2, 1)),
-            (std::vector<int>{1, 3}));
-  EXPECT_EQ(lanes::algos::hierarchical_group_choices(Layout::blocks(7, 7, 1)),
-            (std::vector<int>{1}));
-  EXPECT_EQ(lanes::algos::hierarchical_group_choices(Layout::blocks(1, 1, 1)),
-            (std::vector<int>{1}));
-  EXPECT_TRUE(
-      lanes::algos::has_group_choice(lanes::algos::Collective::reduce, "hierarchical-chain"));
-  EXPECT_FALSE(lanes::algos::has_group_choice(lanes::algos::Collective::reduce, "chain"));
-  EXPECT_FALSE(lanes::algos::has_group_choice(lanes::algos::Collective::allreduce, "hierarchical"));
+  const auto choices = [](Collective coll, const Layout& layout) {
+    return lanes::algos::hierarchical_group_choices(coll, layout);
+  };
+  EXPECT_EQ(choices(Collective::reduce, Layout::blocks(8, 2, 2)), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(choices(Collective::allreduce, Layout::blocks(8, 2, 2)),
+            (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(choices(Collective::reduce, Layout::blocks(6, 2, 1)), (std::vector<int>{1, 3}));
+  EXPECT_EQ(choices(Collective::reduce, Layout::blocks(7, 7, 1)), (std::vector<int>{1}));
+  EXPECT_EQ(choices(Collective::allreduce, Layout::blocks(7, 7, 1)), (std::vector<int>{1, 7}));
+  EXPECT_EQ(choices(Collective::reduce, Layout::blocks(1, 1, 1)), (std::vector<int>{1}));
+  EXPECT_TRUE(lanes::algos::has_group_choice(Collective::reduce, "hierarchical-chain"));
+  EXPECT_TRUE(lanes::algos::has_group_choice(Collective::allreduce, "hierarchical"));
+  EXPECT_FALSE(lanes::algos::has_group_choice(Collective::reduce, "chain"));
+  EXPECT_FALSE(lanes::algos::has_group_choice(Collective::reduce, "hierarchical"));
+  EXPECT_FALSE(lanes::algos::has_group_choice(Collective::allreduce, "hierarchical-chain"));
 
-  const lanes::algos::Algorithm* chain =
-      lanes::algos::find_algorithm(lanes::algos::Collective::reduce, "hierarchical-chain");
-  ASSERT_NE(chain, nullptr);
   const Layout layout = Layout::blocks(6, 2, 1);
-  lanes::algos::CollArgs args{lanes::algos::Collective::reduce, 0, 0, 64, 4};
-  args.groups = 3;
-  EXPECT_FALSE(chain->build(layout, args).ops.empty());
-  args.groups = 2;
-  try {
-    (void)chain->build(layout, args);
-    FAIL() << "2 groups of 3 do not tile nodes of 2";
-  } catch (const lanes::Error& e) {
-    EXPECT_EQ(e.code(), lanes::Errc::invalid_argument);
-    EXPECT_NE(std::string(e.what()).find("(valid: 1, 3)"), std::string::npos) << e.what();
+  for (const auto& [coll, name] : {std::pair{Collective::reduce, "hierarchical-chain"},
+                                   std::pair{Collective::allreduce, "hierarchical"}}) {
+    const lanes::algos::Algorithm* algo = lanes::algos::find_algorithm(coll, name);
+    ASSERT_NE(algo, nullptr);
+    lanes::algos::CollArgs args{coll, 0, 0, 64, 4};
+    args.groups = 3;
+    EXPECT_FALSE(algo->build(layout, args).ops.empty()) << name;
+    args.groups = 2;
+    try {
+      (void)algo->build(layout, args);
+      FAIL() << name << ": 2 groups of 3 do not tile nodes of 2";
+    } catch (const lanes::Error& e) {
+      EXPECT_EQ(e.code(), lanes::Errc::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find(std::string(lanes::algos::to_string(coll)) + " " + name +
+                                           ": 2 groups do not tile 6 ranks"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// Every G a search can settle on gives every rank the right values, for every base and the
+// allreduce, on regular and irregular layouts, every root.
+TEST(GroupSearch, EveryChoiceOfGIsCorrect) {
+  using lanes::algos::Collective;
+  using lanes::algos::Layout;
+  for (const Layout& layout : {Layout::blocks(8, 2, 2), Layout::blocks(12, 4, 2),
+                               Layout::from_node_sizes({3, 3, 2}, 1), Layout::blocks(6, 3, 1)}) {
+    for (const Collective coll : {Collective::reduce, Collective::allreduce}) {
+      for (const lanes::algos::Algorithm* a : lanes::algos::algorithms_for(coll)) {
+        const lanes::algos::Algorithm& algo = *a;
+        if (!lanes::algos::has_group_choice(coll, algo.name)) continue;
+        for (const int groups : lanes::algos::hierarchical_group_choices(coll, layout)) {
+          for (const std::size_t bytes : {std::size_t{8}, std::size_t{8 * 29}}) {
+            for (int root = 0; root < (coll == Collective::reduce ? layout.size : 1); ++root) {
+              std::vector<lanes::algos::Schedule> schedules;
+              for (int r = 0; r < layout.size; ++r) {
+                lanes::algos::CollArgs args{coll, r, root, bytes, 8};
+                args.groups = groups;
+                schedules.push_back(algo.build(layout, args));
+              }
+              const lanes::algos::SimResult res =
+                  lanes::algos::simulate_schedules(coll, layout, root, bytes, schedules);
+              ASSERT_TRUE(res.ok) << algo.name << " G " << groups << " on " << layout.describe()
+                                  << ", root " << root << ": " << res.error;
+            }
+          }
+        }
+      }
+    }
   }
 }
