@@ -45,7 +45,8 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
     unit/topology unit/bootstrap unit/layout 'unit/schedules shard 0' 'unit/schedules shard 1' \
     unit/config unit/cost_model \
     unit/rules unit/shm unit/runtime unit/stripe unit/reduction_algorithms unit/scratch_pool \
-    unit/selection unit/lru_map unit/fragments unit/rails unit/vcollectives
+    unit/selection unit/lru_map unit/fragments unit/rails unit/vcollectives unit/group_search \
+    unit/startup_wire
   rc2=$?
   # 'collectives two-rails np4 node2' runs the np4 node2 layout with striping on top, so the
   # plain np4 node2 run is left to stage 1; 'collectives staged-shm np3 node2' stands for the
@@ -55,7 +56,8 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
     'collectives two-rails np4 node2' 'misuse LANES_CHECK np3 node2' \
     'sigkill mid-bcast victim1' 'mismatch revokes np4 node2' 'example pmix np3 node2' \
     'lanes-info np4 node2' 'start-up failures agree np4 node2' \
-    'split segment failure agrees np4 node2' 'v-collectives np4 node2'
+    'split segment failure agrees np4 node2' 'v-collectives np4 node2' \
+    'hierarchy groups searched, fixed, invalid np4 node2'
   rc3=$?
   [ $rc = 0 ] && rc=$rc2
   [ $rc = 0 ] && rc=$rc3
