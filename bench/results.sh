@@ -127,9 +127,9 @@ run "$out/combine.json" "$root/build/bench/micro/lanes-micro" \
   --benchmark_filter='combine/.*/int32_sum/' --benchmark_format=json --benchmark_min_time=0.5
 
 # (a) One node: 2 processes bound to cores, each on its own; 4 processes oversubscribe the 2
-# cores (unbound, Open MPI yielding when idle). 2 processes: 2000 repetitions up to 1000 ints
-# (a call there takes about a microsecond: averages of fewer carry a few slow repetitions), 100
-# above.
+# cores (unbound, Open MPI yielding when idle). 2000 repetitions up to 1000 ints (a call there
+# takes a few microseconds: averages of fewer carry a few slow repetitions, and with 4 processes
+# on 2 cores more of them), 100 above.
 onenode_colls=bcast,scatter,gather,alltoall,allgather,allreduce,reduce
 onenode_algos=$(algorithms_of "$onenode_colls" 1 4)
 onenode_reps=100 onenode_reps_small=2000
@@ -138,13 +138,9 @@ local_mpi=(--mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x LANES_RAIL
 bound_mpi=(mpirun --bind-to core "${local_mpi[@]}")
 shared_mpi=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 "${local_mpi[@]}")
 for np in 2 4; do
-  if [ $np = 2 ]; then
-    one_node=("${bound_mpi[@]}")
-    bands=("$small:$onenode_reps_small" "$mid,$big:$onenode_reps")
-  else
-    one_node=("${shared_mpi[@]}")
-    bands=("$counts:$onenode_reps")
-  fi
+  one_node=("${bound_mpi[@]}")
+  [ $np = 4 ] && one_node=("${shared_mpi[@]}")
+  bands=("$small:$onenode_reps_small" "$mid,$big:$onenode_reps")
   for flavour in tuned han; do
     suffix="" algos="auto,$onenode_algos" extra=()
     [ $flavour = han ] && suffix=_han algos=auto extra=(--mca coll_han_priority 100)
@@ -228,10 +224,16 @@ if wants heap; then
   merge_csv "$out/heap_np2.csv" "$out"/part_heap_[012].csv
   cat "$out"/part_heap_[012].md >"$out/heap_np2.md" && rm -f "$out"/part_heap_*.md
   # 4 processes on the 2 cores, as in (a).
-  run "$out/heap_np4.md" mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 \
-    --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x LANES_RAILS=lo -np 4 "$bench" \
-    --memory shared --warmup "$warmup" --algorithms auto --collective "$heap_colls" \
-    --counts "$counts" --reps "$heap_reps" --csv "$out/heap_np4.csv"
+  heap_shared=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1
+               --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x LANES_RAILS=lo -np 4
+               "$bench" --memory shared --warmup "$warmup" --algorithms auto
+               --collective "$heap_colls")
+  run "$out/part_heap_3.md" "${heap_shared[@]}" --counts "$small" --reps "$heap_reps_small" \
+    --csv "$out/part_heap_3.csv"
+  run "$out/part_heap_4.md" "${heap_shared[@]}" --counts "$mid,$big" --reps "$heap_reps" \
+    --csv "$out/part_heap_4.csv"
+  merge_csv "$out/heap_np4.csv" "$out"/part_heap_[34].csv
+  cat "$out"/part_heap_[34].md >"$out/heap_np4.md" && rm -f "$out"/part_heap_*.md
 fi
 
 # (b) The emulated clusters. name nodes rails rate processes kind

@@ -198,7 +198,8 @@ for np_, (base, han) in onenode.items():
     else:
         w(f"### {np_} processes on the 2 cores\n")
         w(f"`mpirun -np {np_} --oversubscribe --bind-to none --mca mpi_yield_when_idle 1`: the "
-          "processes share the cores, so the cores, not the copies alone, decide. ")
+          "processes share the cores, so the cores, not the copies alone, decide. 2000 "
+          "repetitions up to 1000 ints, 100 above. ")
     w("lanes `auto` is the runtime's own choice; best is the fastest lanes algorithm at that "
       "count. Open MPI: its default (tuned) and `--mca coll_han_priority 100` (han, a separate "
       "run, interleaved with lanes `auto` there too). Ratios > 1: lanes faster.\n")
@@ -324,8 +325,8 @@ for np_ in (2, 4):
     else:
         w(f"### Buffers from lanes' shared heap, {np_} processes on the 2 cores\n")
         w(f"As above with `mpirun -np {np_} --oversubscribe --bind-to none --mca "
-          "mpi_yield_when_idle 1` (100 repetitions; bench/results/heap_np4.csv): the cores decide "
-          "here.\n")
+          "mpi_yield_when_idle 1` (2000 repetitions up to 1000 ints, 100 above; "
+          "bench/results/heap_np4.csv): the cores decide here.\n")
     w("| collective | count | bytes/block | lanes auto, heap | Open MPI tuned, heap | tuned/auto "
       "| lanes auto, ordinary memory | bound | auto/bound |")
     w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
