@@ -109,11 +109,12 @@ MachineParams MachineParams::parse(const std::string& text, const std::string& s
                       : key == "node_bytes_per_s" ? &m.node_bytes_per_s
                       : key == "gamma"            ? &m.gamma
                       : key == "handoff"          ? &m.handoff
+                      : key == "rail_burst_bytes" ? &m.rail_burst_bytes
                                                   : nullptr;
       if (field == nullptr) {
         throw bad(
             "unknown key (known: alpha_shm beta_shm alpha_rail beta_rail rails node_bytes_per_s "
-            "rail_rates stripe_min_bytes sends_overlap gamma handoff)");
+            "rail_rates stripe_min_bytes sends_overlap gamma handoff rail_burst_bytes)");
       }
       const double x = number(v);
       if (x < 0) throw bad("'" + v + "' is negative");
@@ -143,6 +144,9 @@ std::string MachineParams::to_text() const {
   o << "sends_overlap " << (sends_overlap ? 1 : 0) << "  # a send completes once buffered (TCP)\n";
   o << "gamma " << gamma << "            # s per byte combined by a reduction\n";
   o << "handoff " << handoff << "          # s until a waiting process gets a shared core\n";
+  if (rail_burst_bytes > 0) {
+    o << "rail_burst_bytes " << rail_burst_bytes << "  # bytes a rail passes before its rate\n";
+  }
   return o.str();
 }
 
@@ -236,6 +240,47 @@ double binomial_scatter_time(double block, const CostInput& in, const MachinePar
   return t;
 }
 
+double node_volume(Collective coll, const CostInput& in) {
+  if (in.nodes <= 1) return 0;
+  const auto b = static_cast<double>(in.bytes);
+  const auto off_node = static_cast<double>(in.p() - in.ppn);  // ranks on other nodes
+  const auto n = static_cast<double>(in.ppn);
+  switch (coll) {
+    case Collective::bcast:
+    case Collective::reduce:
+    case Collective::allreduce:
+      return b;
+    case Collective::scatter:
+    case Collective::gather:
+    case Collective::reduce_scatter_block:
+      return b * off_node;
+    case Collective::alltoall:
+      return b * n * off_node;
+    case Collective::allgather:
+      return b * n;
+    case Collective::barrier:
+      return 0;
+  }
+  return b;
+}
+
+bool within_burst(double volume, const CostInput& in, const MachineParams& m) {
+  if (m.rail_burst_bytes <= 0 || in.nodes <= 1) return false;
+  const double lanes = std::max(1, std::min(in.lanes, m.rails));
+  return volume <= m.rail_burst_bytes * lanes / 8;
+}
+
+MachineParams within_burst_params(const MachineParams& m) {
+  MachineParams fast = m;
+  fast.stripe_min_bytes = m.stripe_threshold();
+  constexpr double scale = 1000;
+  fast.beta_rail = m.beta_rail / scale;
+  for (double& r : fast.rail_rates) r *= scale;
+  fast.node_bytes_per_s *= scale;
+  fast.rail_burst_bytes = 0;
+  return fast;
+}
+
 int ceil_log(long long x, long long base) {
   int r = 0;
   for (long long v = 1; v < x; v *= base) ++r;
@@ -250,11 +295,13 @@ std::vector<Prediction> predict(Collective coll, const CostInput& in, const Mach
   if (!in.regular && nodes > 1) sizes.back() = std::max(1, n - 1);
   if (!in.regular && nodes == 1) sizes = {n, std::max(1, n - 1)};
   const Layout sample = Layout::from_node_sizes(sizes, std::max(1, in.lanes));
+  const bool burst = within_burst(node_volume(coll, in), in, m);
+  const MachineParams priced = burst ? within_burst_params(m) : m;
   std::vector<Prediction> out;
   for (const Algorithm* algo : algorithms_for(coll)) {
     if (algo->cost == nullptr) continue;
     if (algo->applicable != nullptr && !algo->applicable(sample)) continue;
-    out.push_back({std::string(algo->name), algo->cost(in, m)});
+    out.push_back({std::string(algo->name), algo->cost(in, priced)});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Prediction& a, const Prediction& b) { return a.seconds < b.seconds; });

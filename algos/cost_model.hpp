@@ -16,6 +16,13 @@
 // binomial tree gets its message only when the root has pushed all of them (sends_overlap). The
 // tree costs below (binomial_tree_time, binomial_scatter_time) price that; over RDMA a send
 // completes when its data has left, and the sends follow one another.
+//
+// A rail shaped by a token bucket (the emulated cluster's tbf) passes a burst of bytes at the
+// speed of the link under the shaper before its rate applies (rail_burst_bytes, which
+// lanes-calibrate measures; a NIC has none). A call whose bytes fit well inside the buckets of
+// the rails it uses is priced with its rail bytes free: at the sizes that fit, what they cost
+// there is small against a rail's start-up (2 x 2 emulated nodes, bcast: 10.2 us for 4000 bytes
+// against 8.2 us for 4, where the rate alone takes 33 us for 4000).
 #pragma once
 
 #include <cstddef>
@@ -42,6 +49,9 @@ struct MachineParams {
   // s until a process that waits for a message gets a core, where a node's processes outnumber
   // its cores (shared_cores.hpp)
   double handoff = 2.0e-6;
+  // Bytes a rail passes at once before its rate applies (a shaper's token bucket); 0: none (a
+  // NIC serializes every byte at its rate).
+  double rail_burst_bytes = 0;
 
   // Bytes/s of physical rail r.
   double rail_rate(int rail) const;
@@ -119,6 +129,16 @@ struct Prediction {
   std::string algorithm;
   double seconds = 0;
 };
+
+// Bytes that the busiest node sends off the node in one call, at the least (0 on one node).
+double node_volume(Collective coll, const CostInput& in);
+// Whether a call of `volume` bytes per node rides inside its rails' bursts: at most an eighth of
+// the buckets of the lanes it may use, so that calls repeated one after another (a benchmark's,
+// an application's loop) find them refilled. On the recorded 2 x 1, 2 x 2 and 4 x 1 runs
+// (bench/model_replay.py), a third let the 40 KB calls count as bursts, which they are not.
+bool within_burst(double volume, const CostInput& in, const MachineParams& m);
+// `m` with its rails' bytes free (a thousand times their rate; stripe threshold unchanged).
+MachineParams within_burst_params(const MachineParams& m);
 
 // Every algorithm of `coll` that has a cost formula and applies to the shape, cheapest first.
 std::vector<Prediction> predict(Collective coll, const CostInput& in, const MachineParams& m);

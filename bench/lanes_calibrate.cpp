@@ -12,7 +12,9 @@
 // collective (every node's first two ranks at once; every rank paired with the same node rank of
 // the neighbouring node at once), so that processes outnumbering the cores show in alpha; the
 // slopes with the one pair alone. gamma: rank 0 combining float64 sums of 4 MiB vectors with the
-// runtime's kernel.
+// runtime's kernel. A rail's burst (rail_burst_bytes): what a shaper's token bucket lets through
+// faster than the rail's rate after a pause, measured with the pair alone (measure_burst);
+// nothing is written where a rail has none, as on a NIC.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include <fstream>
 #include <lanes/lanes.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lib/combine.hpp"
@@ -61,6 +64,48 @@ double median_one_way(lanes::Communicator& comm, std::size_t bytes, int reps,
   std::vector<double> median{*mid};
   comm.bcast(median, 0);
   return median[0];
+}
+
+// median_one_way with both ranks pausing `pause` before every round trip, so that a rail's token
+// bucket, if it has one, refills between them.
+double paused_one_way(lanes::Communicator& comm, std::size_t bytes, int reps,
+                      const lanes::CallOptions& options, std::chrono::microseconds pause) {
+  std::vector<char> data(bytes, 1);
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) {
+    std::this_thread::sleep_for(pause);
+    const auto t0 = std::chrono::steady_clock::now();
+    comm.bcast(data, 0, options);
+    comm.bcast(data, 1, options);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                    2);
+  }
+  const auto mid = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
+  std::nth_element(times.begin(), mid, times.end());
+  std::vector<double> median{*mid};
+  comm.bcast(median, 0);
+  return median[0];
+}
+
+// A rail's burst. Messages of 16 KiB to 1 MiB, each sent after a pause twice as long as the
+// rail's rate takes to move it: of a message of s bytes that took t one way, s - (t - alpha) / beta
+// bytes did not wait for the rate. The burst is the most such bytes over the sizes where they are
+// a quarter of the message or more (on a NIC they are none, give or take the noise); 0: none.
+double measure_burst(lanes::Communicator& pair, double alpha, double beta,
+                     const lanes::CallOptions& options) {
+  double burst = 0;
+  if (beta <= 0) return burst;
+  std::vector<std::pair<double, double>> timed;  // (s, t)
+  for (std::size_t s = 16u << 10; s <= 1u << 20; s *= 2) {
+    const auto pause = std::chrono::microseconds(
+        1000 + static_cast<long long>(2e6 * beta * static_cast<double>(s)));
+    timed.emplace_back(static_cast<double>(s), paused_one_way(pair, s, 5, options, pause));
+  }
+  for (const auto& [s, t] : timed) {
+    const double free_bytes = s - std::max(0.0, t - alpha) / beta;
+    if (free_bytes >= s / 4) burst = std::max(burst, std::min(free_bytes, s));
+  }
+  return burst;
 }
 
 struct Link {
@@ -155,6 +200,7 @@ int main(int argc, char** argv) {
     }
     // Each rail alone; the first rail's start-up is alpha_rail.
     std::vector<Link> rails(static_cast<std::size_t>(rt.num_rails()));
+    std::vector<double> bursts(rails.size());  // rail_burst_bytes of each rail
     {
       // Node 2i's rank j with node 2i+1's rank j, all such pairs at once (one node left over
       // when there are an odd number of nodes).
@@ -171,7 +217,10 @@ int main(int argc, char** argv) {
         Link& l = rails[static_cast<std::size_t>(r)];
         if (busy && pairs.size() == 2) l.alpha = startup(pairs, one);
         world.barrier();
-        if (alone.valid()) l.beta = slope(alone, l.alpha, big, one);
+        if (alone.valid()) {
+          l.beta = slope(alone, l.alpha, big, one);
+          bursts[static_cast<std::size_t>(r)] = measure_burst(alone, l.alpha, l.beta, one);
+        }
         world.barrier();
       }
     }
@@ -186,6 +235,14 @@ int main(int argc, char** argv) {
         std::snprintf(one, sizeof one, " %.4g", rate);
         rates += one;
       }
+      // The burst every rail has (the least of them): none where one rail has none.
+      const double burst = *std::min_element(bursts.begin(), bursts.end());
+      std::string burst_text;
+      if (burst > 0) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "rail_burst_bytes %.0f\n", burst);
+        burst_text = buf;
+      }
       char text[1024];
       std::string shm_text = "# on-node: not measured (node 0 holds one rank), defaults apply\n";
       if (shared) {
@@ -195,10 +252,10 @@ int main(int argc, char** argv) {
       }
       std::snprintf(text, sizeof text,
                     "# lanes-calibrate: %d ranks on %d nodes, messages up to %zu bytes\n"
-                    "%salpha_rail %.4g\nbeta_rail %.4g\nrails %zu\nrail_rates%s\ngamma %.4g\n",
+                    "%salpha_rail %.4g\nbeta_rail %.4g\nrails %zu\nrail_rates%s\n%sgamma %.4g\n",
                     world.size(), world.num_nodes(), big, shm_text.c_str(), rails.front().alpha,
                     fastest > 0 ? 1.0 / fastest : 0.0, rails.size(), rates.c_str(),
-                    measure_gamma());
+                    burst_text.c_str(), measure_gamma());
       emit(text, output);
     }
   } catch (const lanes::Error& e) {
