@@ -270,6 +270,17 @@ bool within_burst(double volume, const CostInput& in, const MachineParams& m) {
   return volume <= m.rail_burst_bytes * lanes / 8;
 }
 
+double burst_bytes_from(const std::vector<std::pair<double, double>>& timed, double alpha,
+                        double beta) {
+  double burst = 0;
+  if (beta <= 0) return burst;
+  for (const auto& [s, t] : timed) {
+    const double free_bytes = s - std::max(0.0, t - alpha) / beta;
+    if (free_bytes >= s / 4) burst = std::max(burst, std::min(free_bytes, s));
+  }
+  return burst;
+}
+
 MachineParams within_burst_params(const MachineParams& m) {
   MachineParams fast = m;
   fast.stripe_min_bytes = m.stripe_threshold();

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algos/schedule.hpp"
@@ -137,6 +138,12 @@ double node_volume(Collective coll, const CostInput& in);
 // an application's loop) find them refilled. On the recorded 2 x 1, 2 x 2 and 4 x 1 runs
 // (bench/model_replay.py), a third let the 40 KB calls count as bursts, which they are not.
 bool within_burst(double volume, const CostInput& in, const MachineParams& m);
+// A rail's burst from the one-way times of messages sent after pauses that refill a token bucket,
+// (bytes, seconds) each: of a message of s bytes that took t, s - (t - alpha) / beta bytes did not
+// wait for the rate. The most such bytes over the messages where they are a quarter of it or
+// more; 0 where none is (a NIC, give or take its noise). lanes-calibrate measures the times.
+double burst_bytes_from(const std::vector<std::pair<double, double>>& timed, double alpha,
+                        double beta);
 // `m` with its rails' bytes free (a thousand times their rate; stripe threshold unchanged).
 MachineParams within_burst_params(const MachineParams& m);
 

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "algos/cost_model.hpp"
 #include "lib/combine.hpp"
 
 namespace {
@@ -87,25 +88,18 @@ double paused_one_way(lanes::Communicator& comm, std::size_t bytes, int reps,
   return median[0];
 }
 
-// A rail's burst. Messages of 16 KiB to 1 MiB, each sent after a pause twice as long as the
-// rail's rate takes to move it: of a message of s bytes that took t one way, s - (t - alpha) / beta
-// bytes did not wait for the rate. The burst is the most such bytes over the sizes where they are
-// a quarter of the message or more (on a NIC they are none, give or take the noise); 0: none.
+// A rail's burst (algos/cost_model.hpp, burst_bytes_from): messages of 16 KiB to 1 MiB, each
+// sent after a pause twice as long as the rail's rate takes to move it; 0: none.
 double measure_burst(lanes::Communicator& pair, double alpha, double beta,
                      const lanes::CallOptions& options) {
-  double burst = 0;
-  if (beta <= 0) return burst;
-  std::vector<std::pair<double, double>> timed;  // (s, t)
+  if (beta <= 0) return 0;
+  std::vector<std::pair<double, double>> timed;  // (bytes, seconds one way)
   for (std::size_t s = 16u << 10; s <= 1u << 20; s *= 2) {
     const auto pause = std::chrono::microseconds(
         1000 + static_cast<long long>(2e6 * beta * static_cast<double>(s)));
     timed.emplace_back(static_cast<double>(s), paused_one_way(pair, s, 5, options, pause));
   }
-  for (const auto& [s, t] : timed) {
-    const double free_bytes = s - std::max(0.0, t - alpha) / beta;
-    if (free_bytes >= s / 4) burst = std::max(burst, std::min(free_bytes, s));
-  }
-  return burst;
+  return lanes::algos::burst_bytes_from(timed, alpha, beta);
 }
 
 struct Link {
