@@ -42,7 +42,8 @@ const std::vector<ConfigVar>& config_table() {
        "wait (for processes that share cores: sched_yield from the first idle poll, and sleep "
        "on the rails' event descriptors once only rails have been pending for 500 us). auto: spin "
        "unless the host runs more processes than the CPUs their affinity masks allow together "
-       "(two processes bound to a core each: spin), then wait."},
+       "(two processes bound to a core each: spin), then wait; a host is one kernel, so the "
+       "nodes of an emulated cluster (network namespaces, containers) count together."},
       {"LANES_UCX_TLS", "^sm",
        "UCX transports of every rail context (UCX_TLS syntax). The default excludes UCX's "
        "shared-memory transports: on-node traffic uses lanes' own segment."},

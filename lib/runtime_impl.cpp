@@ -15,6 +15,7 @@
 #include "lib/agreement.hpp"
 #include "lib/comm_impl.hpp"
 #include "lib/executor.hpp"
+#include "lib/host_cpus.hpp"
 #include "lib/rules.hpp"
 #include "lib/startup_wire.hpp"
 #include "lib/wire.hpp"
@@ -54,35 +55,6 @@ std::string affinity_bits() {
     bits[byte] = static_cast<char>(static_cast<unsigned char>(bits[byte]) | (1U << (cpu % 8)));
   }
   return bits;
-}
-
-// The CPUs a host's processes may run on together, and how many processes it runs: it is
-// oversubscribed when they outnumber the CPUs (two processes bound to a core each are not, four
-// on two cores are).
-struct HostCpus {
-  int processes = 0;
-  int cores = 1;
-};
-HostCpus host_cpus(const std::vector<StartupRecord>& records, const std::string& host) {
-  HostCpus out;
-  int fallback_cores = 1;
-  std::string cpus;
-  bool known = true;
-  for (const auto& rec : records) {
-    if (rec.node_key != host) continue;
-    ++out.processes;
-    fallback_cores = std::max(fallback_cores, rec.cores);
-    if (rec.cpus.empty()) known = false;
-    if (cpus.size() < rec.cpus.size()) cpus.resize(rec.cpus.size(), '\0');
-    for (std::size_t i = 0; i < rec.cpus.size(); ++i) {
-      cpus[i] = static_cast<char>(static_cast<unsigned char>(cpus[i]) |
-                                  static_cast<unsigned char>(rec.cpus[i]));
-    }
-  }
-  int usable = 0;
-  for (const char c : cpus) usable += std::popcount(static_cast<unsigned char>(c));
-  out.cores = std::max(1, known ? usable : fallback_cores);
-  return out;
 }
 
 std::string read_file(const char* variable, const std::string& path, const char* hint) {
@@ -152,6 +124,7 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
     mine.rails = topo::choose_rails(host, config_.rails);
     const transport::Placement placement = boot.placement();
     mine.node_key = placement.node_key;
+    mine.host_id = read_host_id();
     mine.launcher_local_rank = placement.local_rank;
     mine.numa = topo::current_numa_node();
     mine.cores = usable_cores();
@@ -217,9 +190,10 @@ void RuntimeImpl::init(std::unique_ptr<transport::Bootstrap> bootstrap) {
   algos::Layout layout = build_world_layout(records, config_.node_size, config_.lanes,
                                             machine_.rail_weights(num_rails));
 
-  // Busy polling starves peers when a host runs more processes than it has cores.
-  const HostCpus cpus = host_cpus(records, mine.node_key);
-  const bool oversubscribed = cpus.processes > cpus.cores;
+  // Busy polling starves peers when a host runs more processes than it has cores (emulated
+  // nodes on one host count together).
+  const HostCpus cpus = host_cpus(records, mine);
+  const bool oversubscribed = cpus.oversubscribed();
   host_cores_ = cpus.cores;
   progress_ = config_.progress;
   if (progress_ == ProgressMode::automatic) {

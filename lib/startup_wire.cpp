@@ -13,6 +13,7 @@ std::vector<std::byte> encode_startup_record(const StartupRecord& rec,
   w.put(static_cast<std::int32_t>(rec.failure ? static_cast<int>(rec.failure->code) : -1));
   w.put_string(rec.failure ? rec.failure->message : std::string());
   w.put_string(rec.node_key);
+  w.put_string(rec.host_id);
   w.put(static_cast<std::int32_t>(rec.launcher_local_rank));
   w.put(static_cast<std::int32_t>(rec.numa));
   w.put(static_cast<std::int32_t>(rec.cores));
@@ -43,6 +44,7 @@ StartupRecord decode_startup_record(std::span<const std::byte> bytes,
   }
   if (code >= 0) rec.failure = Failure{static_cast<Errc>(code), std::move(message)};
   rec.node_key = r.get_string();
+  rec.host_id = r.get_string();
   rec.launcher_local_rank = r.get<std::int32_t>();
   rec.numa = r.get<std::int32_t>();
   rec.cores = r.get<std::int32_t>();

@@ -16,6 +16,7 @@ namespace lanes::detail {
 
 struct StartupRecord {
   std::string node_key;
+  std::string host_id;  // the kernel's boot id: processes with the same one share its CPUs
   int launcher_local_rank = -1;
   int numa = -1;
   int cores = 1;

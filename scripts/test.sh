@@ -46,7 +46,7 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
     unit/config unit/cost_model \
     unit/rules unit/shm unit/runtime unit/stripe unit/reduction_algorithms unit/scratch_pool \
     unit/selection unit/lru_map unit/fragments unit/rails unit/vcollectives unit/group_search \
-    unit/startup_wire
+    unit/startup_wire unit/host_cpus
   rc2=$?
   # 'collectives two-rails np4 node2' runs the np4 node2 layout with striping on top, so the
   # plain np4 node2 run is left to stage 1; 'collectives staged-shm np3 node2' stands for the

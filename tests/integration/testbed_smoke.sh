@@ -3,8 +3,9 @@
 # LANES_RAILS=rail0,rail1. bcast, scatter and alltoall with every algorithm must deliver every
 # byte, the interface counters must show the off-node volume on BOTH rails and next to nothing
 # on the management network; with one process per node, a broadcast must put about half of its
-# bytes on each rail (the process drives both and stripes over them); and the teardown must
-# leave no namespace, link, route or /dev/shm segment behind.
+# bytes on each rail (the process drives both and stripes over them); the automatic progress
+# mode must count the nodes' processes on the host's CPUs together; and the teardown must leave
+# no namespace, link, route or /dev/shm segment behind.
 #   testbed_smoke.sh TESTBED_SCRIPT COLLECTIVES_CHECK
 # Skips (exit 77) where not root or where network namespaces cannot be made.
 set -u
@@ -131,7 +132,18 @@ for r in $rail0 $rail1; do
     fail "one process per node: a rail carried $r B of $((rail0 + rail1)) B, under 40 %"
 done
 
-# 4. lanes-bench, where it is built: its own verification of every repetition.
+# 4. The nodes share the host's kernel and CPUs: lanes counts their processes together (by the
+# kernel's boot id), so with LANES_PROGRESS=auto 4 processes on fewer than 4 CPUs wait, though
+# each node alone fits its CPUs.
+expected=spin
+[ "$(nproc)" -lt 4 ] && expected=wait
+out=$(LANES_PROGRESS=auto LANES_INFO=1 run "$check" --sizes 7 --colls bcast 2>&1) ||
+  { echo "$out"; fail "LANES_PROGRESS=auto run"; }
+echo "$out" | grep -m1 "progress "
+echo "$out" | grep -q "progress $expected" ||
+  fail "LANES_PROGRESS=auto: expected 'progress $expected' for 4 processes on $(nproc) CPUs"
+
+# 5. lanes-bench, where it is built: its own verification of every repetition.
 if [ -x "$bench" ] && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   timeout 20 "$bench" --help 2>&1 | grep -q -- '--check'; then
   read -r r0b r1b _ < <(snapshot)

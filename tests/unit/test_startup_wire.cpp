@@ -41,3 +41,11 @@ TEST(StartupWire, RefusesAHierarchySettingNoRankWrites) {
   std::vector<std::byte> back;
   EXPECT_THROW(decode_startup_record(encode_startup_record(rec, {}), back), lanes::Error);
 }
+
+TEST(StartupWire, TheHostIdTravels) {
+  StartupRecord rec;
+  rec.node_key = "node0";
+  rec.host_id = "0b3c6f52-7d4e-4a8e-9c1f-2f6d0e8a1b23";
+  std::vector<std::byte> back;
+  EXPECT_EQ(decode_startup_record(encode_startup_record(rec, {}), back).host_id, rec.host_id);
+}
