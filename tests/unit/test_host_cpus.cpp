@@ -24,38 +24,35 @@ StartupRecord process(const std::string& node, const std::string& host, unsigned
   return r;
 }
 
-}  // namespace
-
-// 2 emulated nodes x 2 processes on one 2-CPU kernel: each node alone fits its CPUs, the host
-// runs 4 processes on 2.
-TEST(HostCpus, EmulatedNodesOnOneKernelCountTogether) {
-  const std::vector<StartupRecord> records = {
-      process("node0", "k", 0b11), process("node0", "k", 0b11), process("node1", "k", 0b11),
-      process("node1", "k", 0b11)};
-  const auto cpus = host_cpus(records, records[2]);
-  EXPECT_EQ(cpus.processes, 4);
-  EXPECT_EQ(cpus.cores, 2);
-  EXPECT_TRUE(cpus.oversubscribed());
+// Two nodes of two processes, each allowed on CPUs 0 and 1, their kernels' boot ids given.
+std::vector<StartupRecord> two_nodes(const std::string& kernel0, const std::string& kernel1) {
+  return {process("node0", kernel0, 0b11), process("node0", kernel0, 0b11),
+          process("node1", kernel1, 0b11), process("node1", kernel1, 0b11)};
 }
 
-// Real nodes: one kernel each.
-TEST(HostCpus, NodesOnTheirOwnKernelsCountAlone) {
-  const std::vector<StartupRecord> records = {process("a", "ka", 0b11), process("a", "ka", 0b11),
-                                              process("b", "kb", 0b11), process("b", "kb", 0b11)};
-  const auto cpus = host_cpus(records, records[0]);
-  EXPECT_EQ(cpus.processes, 2);
-  EXPECT_EQ(cpus.cores, 2);
-  EXPECT_FALSE(cpus.oversubscribed());
+}  // namespace
+
+// Emulated nodes on one 2-CPU kernel: each node alone fits its CPUs, the host runs 4 processes
+// on 2. Real nodes (one kernel each) count alone.
+TEST(HostCpus, NodesOnOneKernelCountTogether) {
+  const auto shared = host_cpus(two_nodes("k", "k"), two_nodes("k", "k")[2]);
+  EXPECT_EQ(shared.processes, 4);
+  EXPECT_EQ(shared.cores, 2);
+  EXPECT_TRUE(shared.oversubscribed());
+  const auto own = host_cpus(two_nodes("k0", "k1"), two_nodes("k0", "k1")[0]);
+  EXPECT_EQ(own.processes, 2);
+  EXPECT_EQ(own.cores, 2);
+  EXPECT_FALSE(own.oversubscribed());
 }
 
 // Without boot ids the node stands for the host; masks add up, bound processes included.
 TEST(HostCpus, WithoutBootIdsTheNodeIsTheHost) {
-  const std::vector<StartupRecord> records = {process("a", "", 0b01), process("a", "", 0b10),
-                                              process("b", "", 0b01)};
-  const auto cpus = host_cpus(records, records[0]);
+  const auto cpus = host_cpus(two_nodes("", ""), two_nodes("", "")[0]);
   EXPECT_EQ(cpus.processes, 2);
-  EXPECT_EQ(cpus.cores, 2);  // two processes bound to a core each
   EXPECT_FALSE(cpus.oversubscribed());
+  const std::vector<StartupRecord> bound = {process("a", "", 0b01), process("a", "", 0b10)};
+  EXPECT_EQ(host_cpus(bound, bound[0]).cores, 2);  // two processes bound to a core each
+  EXPECT_FALSE(host_cpus(bound, bound[0]).oversubscribed());
   // A mask unknown: the largest CPU count given instead.
   const std::vector<StartupRecord> unknown = {process("a", "", 0, 1), process("a", "", 0, 1),
                                               process("a", "", 0, 1)};
