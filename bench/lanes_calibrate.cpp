@@ -48,38 +48,19 @@ double measure_gamma() {
 // Median one-way time of `bytes` between the two ranks of `comm`: half the round trip of a
 // broadcast from rank 0 that rank 1 answers with one of its own, timed by rank 0 alone, so that
 // no clocks of two processes are compared and no synchronization's latency is counted. Both
-// ranks return rank 0's median.
+// ranks return rank 0's median. With a `pause`, both ranks sleep that long before every round
+// trip, so that a rail's token bucket, if it has one, refills between them.
 double median_one_way(lanes::Communicator& comm, std::size_t bytes, int reps,
-                      const lanes::CallOptions& options) {
+                      const lanes::CallOptions& options, std::chrono::microseconds pause = {}) {
   std::vector<char> data(bytes, 1);
   std::vector<double> times;
   for (int r = -2; r < reps; ++r) {
+    if (pause.count() > 0) std::this_thread::sleep_for(pause);
     const auto t0 = std::chrono::steady_clock::now();
     comm.bcast(data, 0, options);
     comm.bcast(data, 1, options);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r >= 0) times.push_back(s / 2);
-  }
-  const auto mid = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
-  std::nth_element(times.begin(), mid, times.end());
-  std::vector<double> median{*mid};
-  comm.bcast(median, 0);
-  return median[0];
-}
-
-// median_one_way with both ranks pausing `pause` before every round trip, so that a rail's token
-// bucket, if it has one, refills between them.
-double paused_one_way(lanes::Communicator& comm, std::size_t bytes, int reps,
-                      const lanes::CallOptions& options, std::chrono::microseconds pause) {
-  std::vector<char> data(bytes, 1);
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r) {
-    std::this_thread::sleep_for(pause);
-    const auto t0 = std::chrono::steady_clock::now();
-    comm.bcast(data, 0, options);
-    comm.bcast(data, 1, options);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-                    2);
   }
   const auto mid = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
   std::nth_element(times.begin(), mid, times.end());
@@ -97,7 +78,7 @@ double measure_burst(lanes::Communicator& pair, double alpha, double beta,
   for (std::size_t s = 16u << 10; s <= 1u << 20; s *= 2) {
     const auto pause = std::chrono::microseconds(
         1000 + static_cast<long long>(2e6 * beta * static_cast<double>(s)));
-    timed.emplace_back(static_cast<double>(s), paused_one_way(pair, s, 5, options, pause));
+    timed.emplace_back(static_cast<double>(s), median_one_way(pair, s, 5, options, pause));
   }
   return lanes::algos::burst_bytes_from(timed, alpha, beta);
 }
