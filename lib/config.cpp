@@ -57,13 +57,14 @@ const std::vector<ConfigVar>& config_table() {
        "2.5 times memcpy's time or more (LANES_CMA_SLOWDOWN), "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
        "or of a rank that also receives on its node, allreduce and reduce_scatter_block of "
-       "vectors above 2 MiB up to 4 MiB where the kernel's copy takes less than 2.5 times "
+       "vectors above 2 MiB up to 4 MiB where the kernel's copy takes less than 1.5 times "
        "memcpy's time; otherwise "
        "staged copies through the node segment, a reduce's always, "
        "its receivers combining the pieces as they arrive, and always when the probe fails), "
        "1 (require), 0 (never)."},
       {"LANES_CMA_SLOWDOWN", "auto",
-       "The kernel's single copy's time over memcpy's that the LANES_CMA rules compare with 2.5: "
+       "The kernel's single copy's time over memcpy's that the LANES_CMA rules compare with 2.5 "
+       "(1.5 for reductions): "
        "auto (timed at start-up: process_vm_readv against memcpy of 1 MiB, best of 40 rounds, "
        "the median over the processes) or a positive number to use instead, which keeps runs "
        "alike on a machine whose ratio lies near a threshold."},

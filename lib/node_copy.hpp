@@ -81,11 +81,15 @@ inline constexpr std::size_t kPulledReductionMin = std::size_t{2} << 20;
 // more, as probed at start-up (transport::cma_slowdown). At p=2 a pulled full-lane allreduce costs
 // each rank two single copies of half the vector, a staged one three memcpys of it (one into the
 // segment for the reduce-scatter, whose receiver combines straight out of the slots; one in and
-// one out for the allgather): staging wins from a slowdown of 1.5 in that count. Measured at
-// 4 MB, pulled won at a ratio near 1.5 (an Intel Xeon) and at 1.7-2.4 (another, above), staged
-// at 2.4-3.3 (AMD EPYC, whose usual 3.4 is above): one threshold with the messages of
-// collectives that combine nothing (transport::kSlowSingleCopyRatio).
-inline constexpr double kPullReductionSlowdownMax = transport::kSlowSingleCopyRatio;
+// one out for the allgather): staging wins from a slowdown of 1.5 in that count, the threshold.
+// The probe's megabyte does not tell the machines apart further: an Intel Xeon whose ratio was
+// 1.7-2.4 pulled 3-4 MB vectors 10-15 % faster (medians 407-483 us against 458-512 at 3 MB,
+// 563-668 against 648-699 at 4 MB), where an AMD EPYC whose ratio is 2.2 stages them 2.2-2.6x
+// faster (allreduce, lanes-bench --algorithms auto, LANES_CMA_SLOWDOWN=1.5 and 3 by turns, two
+// rounds, medians: 2.4 MB 174-179 us against 398-432, 3.2 MB 205-211 against 542-568, 4.2 MB 280
+// against 685-729). The count's threshold costs the one a little where a higher one (2.5, before)
+// cost the other more than Open MPI's whole call (4 MB: 751-845 us).
+inline constexpr double kPullReductionSlowdownMax = 1.5;
 
 // Whether `rank` has copies of its own to make while it receives on its node (a gather's root
 // copying its own block): its large shared receives then go by claimed pieces

@@ -44,13 +44,15 @@ std::string RuntimeImpl::on_node_copies() const {
   std::ostringstream o;
   o.precision(2);
   o << (world_->cma() ? "cma" : "staged") << " (single copy " << slowdown << "x memcpy's time";
-  // One threshold for both: the line names what it stages.
-  static_assert(kPullReductionSlowdownMax == transport::kSlowSingleCopyRatio);
+  // The reductions' threshold lies below the other messages' one: the line names what it stages.
+  static_assert(kPullReductionSlowdownMax < transport::kSlowSingleCopyRatio);
   static_assert(kPulledReductionMin == std::size_t{2} << 20);
   static_assert(kPulledReductionMax == std::size_t{4} << 20);
   if (!world_->cma()) {
-    o << (slowdown >= kPullReductionSlowdownMax
+    o << (slowdown >= transport::kSlowSingleCopyRatio
               ? ": reductions and messages up to 64 KiB staged"
+          : slowdown >= kPullReductionSlowdownMax
+              ? ": reductions staged"
               : ": reductions of 2-4 MiB vectors single-copy, the others staged");
   } else if (slowdown >= transport::kSlowSingleCopyRatio) {
     static_assert(transport::kSharedCoresSlowStagedMax == 256 * 1024);
