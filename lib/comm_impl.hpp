@@ -66,10 +66,13 @@ class CommImpl : public std::enable_shared_from_this<CommImpl> {
   double cma_slowdown() const {
     return channels_ ? channels_->cma_slowdown() : copy_policy_.cma_slowdown;
   }
+  double cma_page_seconds() const {
+    return channels_ ? channels_->cma_page_seconds() : copy_policy_.cma_page_seconds;
+  }
   // What a communicator split from this one inherits (single copy as probed here).
   transport::CopyPolicy copy_policy() const {
     return {channels_ ? channels_->cma_possible() : copy_policy_.single_possible,
-            copy_policy_.prefer_single, cma_slowdown()};
+            copy_policy_.prefer_single, cma_slowdown(), cma_page_seconds()};
   }
   ScratchPool& scratch_pool() { return scratch_pool_; }
   // The transfers and scratch of a small node schedule's run (one at a time: a runtime has one

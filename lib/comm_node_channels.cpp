@@ -85,18 +85,30 @@ void CommImpl::open_node_channels(const ExchangeFn& exchange, int exchange_size,
         std::all_of(all_mapped.begin(), all_mapped.end(), [](std::uint8_t m) { return m != 0; }));
   }
   if (probe_cma) {
-    // Each process times the kernel's copy; all take the median of what they measured, so that
-    // the model, which reads it, chooses alike everywhere.
-    double measured = 0;
+    // Each process times the kernel's copy (its ratio to memcpy's, and one page's time); all
+    // take the medians of what they measured, so that the model, which reads them, chooses
+    // alike everywhere.
+    struct Measured {
+      double slowdown = 0, page_seconds = 0;
+    } measured;
     if (channels_) {
       channels_->probe_cma();
-      measured = channels_->cma_slowdown();
+      measured = {channels_->cma_slowdown(), channels_->cma_page_seconds()};
     }
-    std::vector<double> all(size);
+    std::vector<Measured> all(size);
     exchange(&measured, all.data(), sizeof measured);
-    // A ratio the configuration gives (LANES_CMA_SLOWDOWN) stands instead of the probe's.
+    std::vector<double> ratios, pages;
+    for (const Measured& m : all) {
+      ratios.push_back(m.slowdown);
+      pages.push_back(m.page_seconds);
+    }
+    // A ratio the configuration gives (LANES_CMA_SLOWDOWN) stands instead of the probe's, alone:
+    // the page's time then counts for nothing.
     const double pinned = policy.cma_slowdown;
-    if (channels_) channels_->set_cma_slowdown(pinned > 0 ? pinned : median_of_positive(all));
+    if (channels_) {
+      channels_->set_cma_slowdown(pinned > 0 ? pinned : median_of_positive(ratios));
+      channels_->set_cma_page_seconds(pinned > 0 ? 0 : median_of_positive(pages));
+    }
   }
   arm_revocation();
 }

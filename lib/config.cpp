@@ -54,7 +54,7 @@ const std::vector<ConfigVar>& config_table() {
        "gather's, alltoall's and allgather's above 256 KiB where the kernel's copy takes 2.5 "
        "times memcpy's time or more; and, with a core "
        "per process, node messages above 4 KiB, or above 64 KiB where the kernel's copy takes "
-       "2.5 times memcpy's time or more (LANES_CMA_SLOWDOWN), "
+       "2.5 times memcpy's time or more (LANES_CMA_SLOWDOWN) or 1.5 us or more a page, "
        "of collectives that combine nothing, as bcast, scatter, gather, alltoall and allgather, "
        "or of a rank that also receives on its node, allreduce and reduce_scatter_block of "
        "vectors above 2 MiB up to 4 MiB where the kernel's copy takes less than 1.5 times "
@@ -67,7 +67,8 @@ const std::vector<ConfigVar>& config_table() {
        "(1.5 for reductions): "
        "auto (timed at start-up: process_vm_readv against memcpy of 1 MiB, best of 40 rounds, "
        "the median over the processes) or a positive number to use instead, which keeps runs "
-       "alike on a machine whose ratio lies near a threshold."},
+       "alike on a machine whose ratio lies near a threshold (the time of a page's copy, which the "
+       "probe also takes, then counts for nothing)."},
       {"LANES_HEAP_SIZE", "auto",
        "MiB that this process's shared heap may hold: the memory of Runtime::allocate (and of "
        "MPI_Alloc_mem under liblanes_mpi), which the node's other processes read in place, so "

@@ -3,6 +3,7 @@
 // the world's layout and this process's rails.
 #include <algorithm>
 #include <functional>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -43,17 +44,30 @@ std::string RuntimeImpl::on_node_copies() const {
   if (slowdown <= 0) return world_->cma() ? "cma" : "staged";
   std::ostringstream o;
   o.precision(2);
+  const double page = world_->cma_page_seconds();
   o << (world_->cma() ? "cma" : "staged") << " (single copy " << slowdown << "x memcpy's time";
+  if (page > 0) {
+    std::ostringstream us;
+    us << std::fixed << std::setprecision(1) << page * 1e6;
+    o << ", " << us.str() << " us a page";
+  }
   // The reductions' threshold lies below the other messages' one: the line names what it stages.
   static_assert(kPullReductionSlowdownMax < transport::kSlowSingleCopyRatio);
   static_assert(kPulledReductionMin == std::size_t{2} << 20);
   static_assert(kPulledReductionMax == std::size_t{4} << 20);
   if (!world_->cma()) {
-    o << (slowdown >= transport::kSlowSingleCopyRatio
-              ? ": reductions and messages up to 64 KiB staged"
-          : slowdown >= kPullReductionSlowdownMax
-              ? ": reductions staged"
-              : ": reductions of 2-4 MiB vectors single-copy, the others staged");
+    static_assert(transport::kSlowSingleCopyStagedMax == 64 * 1024);
+    const bool small_slow = slowdown >= transport::kSlowSingleCopyRatio ||
+                            page >= transport::kSlowSingleCopyPageSeconds;
+    const bool reductions_pulled = slowdown < kPullReductionSlowdownMax;
+    if (small_slow) {
+      o << (reductions_pulled ? ": messages up to 64 KiB staged, reductions of 2-4 MiB vectors "
+                                "single-copy, the others staged"
+                              : ": reductions and messages up to 64 KiB staged");
+    } else {
+      o << (reductions_pulled ? ": reductions of 2-4 MiB vectors single-copy, the others staged"
+                              : ": reductions staged");
+    }
   } else if (slowdown >= transport::kSlowSingleCopyRatio) {
     static_assert(transport::kSharedCoresSlowStagedMax == 256 * 1024);
     o << ": scatter, gather, alltoall and allgather messages up to 256 KiB staged";

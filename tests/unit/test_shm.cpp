@@ -57,12 +57,13 @@ struct Pair {
     b->publish_self();
     a->unlink();
   }
-  // Probes single copy on both sides, then takes the kernel's copy as fast as memcpy: the
-  // protocols a test expects must not depend on this host's probed ratio.
+  // Probes single copy on both sides, then takes the kernel's copy as fast as memcpy and free of
+  // a cost per call: the protocols a test expects must not depend on this host's probe.
   void probe() {
     for (NodeChannels* c : {a.get(), b.get()}) {
       c->probe_cma();
       c->set_cma_slowdown(1.0);
+      c->set_cma_page_seconds(0);
     }
   }
   ChannelGeometry geometry;
@@ -267,17 +268,21 @@ TEST(NodeChannels, CmaProbeSucceedsWithinOneProcess) {
   pair.b->probe_cma();
   EXPECT_TRUE(pair.a->cma());
   EXPECT_TRUE(pair.b->cma());
-  // The probe also timed the kernel's copy against memcpy: a positive ratio.
+  // The probe also timed the kernel's copy against memcpy, and of one page: positive.
   EXPECT_GT(pair.a->cma_slowdown(), 0.0);
   EXPECT_GT(pair.b->cma_slowdown(), 0.0);
+  EXPECT_GT(pair.a->cma_page_seconds(), 0.0);
+  EXPECT_GT(pair.b->cma_page_seconds(), 0.0);
 }
 
 TEST(CmaSlowdown, TimesTheReadAgainstMemcpyAndFailsWithoutAPeer) {
   std::vector<char> source(1 << 20, 'x');
   EXPECT_GT(lanes::transport::cma_slowdown(getpid(), source.data(), source.data(), source.size()),
             0.0);
-  // No such process: no ratio.
+  EXPECT_GT(lanes::transport::cma_page_seconds(getpid(), source.data()), 0.0);
+  // No such process: no ratio, no time.
   EXPECT_EQ(lanes::transport::cma_slowdown(-1, source.data(), source.data(), source.size()), 0.0);
+  EXPECT_EQ(lanes::transport::cma_page_seconds(-1, source.data()), 0.0);
 }
 
 // A node where single copy works but is not the default: the sender chooses per message (a hint),
@@ -370,6 +375,18 @@ TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiBOr256KiBOnSharedCores) {
     EXPECT_NE(mode(small + 1, hint), SingleCopy::no);
   }
   EXPECT_EQ(mode(small + 1, SingleCopy::no), SingleCopy::no);
+  // A kernel copy as fast as memcpy per byte whose every call costs kSlowSingleCopyPageSeconds:
+  // the same.
+  pair.a->set_cma_slowdown(1.0);
+  pair.a->set_cma_page_seconds(kSlowSingleCopyPageSeconds);
+  for (const SingleCopy hint : {SingleCopy::shared, SingleCopy::pulled, SingleCopy::exchange}) {
+    EXPECT_EQ(mode(small, hint), SingleCopy::no);
+    EXPECT_NE(mode(small + 1, hint), SingleCopy::no);
+  }
+  // Below it, single copy again.
+  pair.a->set_cma_page_seconds(kSlowSingleCopyPageSeconds / 2);
+  EXPECT_EQ(mode(small, SingleCopy::shared), SingleCopy::shared);
+  pair.a->set_cma_slowdown(kSlowSingleCopyRatio);
   // Where processes share cores: single copy above the chunk while the kernel's copy is fast;
   // where it is slow, staged up to kSharedCoresSlowStagedMax, whatever the hint.
   Pair shared_cores(CopyPolicy{.single_possible = true, .prefer_single = true});
@@ -383,6 +400,9 @@ TEST(NodeChannels, SlowKernelCopyStagesMessagesUpTo64KiBOr256KiBOnSharedCores) {
   // (An alltoall's messages go single-copy from above kWholeMax, within the chunk too.)
   EXPECT_EQ(shared_mode(kWholeMax + 1, SingleCopy::exchange), SingleCopy::pulled);
   EXPECT_EQ(shared_mode(kSharedCoresSlowStagedMax, SingleCopy::exchange), SingleCopy::pulled);
+  // (There the ratio alone decides.)
+  shared_cores.a->set_cma_page_seconds(3 * kSlowSingleCopyPageSeconds);
+  EXPECT_EQ(shared_mode(kWholeMax + 1, SingleCopy::exchange), SingleCopy::pulled);
   shared_cores.a->set_cma_slowdown(3 * kSlowSingleCopyRatio);
   EXPECT_EQ(shared_mode(kWholeMax + 1, SingleCopy::exchange), SingleCopy::no);
   for (const SingleCopy hint :

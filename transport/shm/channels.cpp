@@ -204,7 +204,8 @@ NodeChannels::NodeChannels(ShmSegment segment, int local_rank, const ChannelGeom
       local_rank_(local_rank),
       geometry_(geometry),
       prefer_single_(policy.prefer_single),
-      cma_slowdown_(policy.cma_slowdown) {
+      cma_slowdown_(policy.cma_slowdown),
+      cma_page_seconds_(policy.cma_page_seconds) {
   slot_stride_ = slot_stride(geometry_);
   slots_offset_ = header_bytes(geometry_.local_size);
   if (segment_.size() < channel_segment_bytes(geometry_)) {
@@ -270,9 +271,10 @@ void NodeChannels::probe_cma() {
   const int peer = (local_rank_ + 1) % geometry_.local_size;
   if (peer == local_rank_) return;
   const std::size_t bytes = std::min<std::size_t>(std::size_t{1} << 20, segment_.size());
-  cma_slowdown_ = transport::cma_slowdown(
-      pid_of(peer), reinterpret_cast<const void*>(peers_of(segment_.data())[peer].base.load()),
-      segment_.data(), bytes);
+  const auto* peer_base =
+      reinterpret_cast<const void*>(peers_of(segment_.data())[peer].base.load());
+  cma_slowdown_ = transport::cma_slowdown(pid_of(peer), peer_base, segment_.data(), bytes);
+  cma_page_seconds_ = transport::cma_page_seconds(pid_of(peer), peer_base);
 }
 
 bool NodeChannels::cma_possible() const {
@@ -459,14 +461,14 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
   }
   // The sender's choice only: a receiver publishes its destination from single_copy_min() on,
   // which stays below this, so a sender that goes single copy always finds it published.
-  if (least > 0 && cma_slowdown_ >= kSlowSingleCopyRatio) {
+  if (least > 0 && !prefer_single_ &&
+      (cma_slowdown_ >= kSlowSingleCopyRatio || cma_page_seconds_ >= kSlowSingleCopyPageSeconds)) {
+    least = std::max(least, kSlowSingleCopyStagedMax + 1);
+  }
+  if (least > 0 && prefer_single_ && cma_slowdown_ >= kSlowSingleCopyRatio) {
     const bool receiver_copies = hint == SingleCopy::pulled || hint == SingleCopy::exchange ||
                                  hint == SingleCopy::balanced || hint == SingleCopy::fanout;
-    if (!prefer_single_) {
-      least = std::max(least, kSlowSingleCopyStagedMax + 1);
-    } else if (receiver_copies) {
-      least = std::max(least, kSharedCoresSlowStagedMax + 1);
-    }
+    if (receiver_copies) least = std::max(least, kSharedCoresSlowStagedMax + 1);
   }
   return least;
 }

@@ -70,6 +70,7 @@ struct CopyPolicy {
   bool single_possible = false;  // try single copy (the probe may still find it fails)
   bool prefer_single = false;    // every large message single-copy, not only those hinted
   double cma_slowdown = 0;       // single copy's time over memcpy's as probed (0: not known)
+  double cma_page_seconds = 0;   // a single copy's time for one page as probed (0: not known)
 };
 
 struct ChannelGeometry {
@@ -161,11 +162,24 @@ inline constexpr std::size_t kSharedSplitMin = 1024 * 1024;
 // cores (40-200 KB, two rounds) single copy was faster in 24 of 30 cells. Hence 2.5: above the
 // Xeon, below the EPYC's usual 3.4. The ratio of a megabyte's copies only stands in for what
 // decides (a staged message crosses between the cores' caches, a single copy pins pages): an
-// EPYC start-up that finds below 2.5 (2.0 was seen there) sends these messages single-copy,
-// 1.3-1.9x slower there; timing both paths between the processes at start-up would settle it
-// per machine.
+// EPYC start-up that finds below 2.5 (2.0 was seen there) would send these messages single-copy,
+// 1.3-1.9x slower there, but for the kernel's cost per page below, which such EPYCs show and the
+// Xeon does not; timing both paths between the processes at start-up would settle it per
+// machine.
 inline constexpr double kSlowSingleCopyRatio = 2.5;
 inline constexpr std::size_t kSlowSingleCopyStagedMax = 64 * 1024;
+// Likewise where the kernel's copy of one page takes this long or longer
+// (NodeChannels::cma_page_seconds()), whatever the megabyte's ratio: each system call costs that
+// much before it moves a byte, which a message of a few pages pays whole. On an AMD EPYC whose
+// ratio is 1.9-2.8 the start-up probe found 2.0-2.2 us a page in six start-ups (lanes-micro
+// copy/cma-read: 3.0 us for 4 KiB, 3.7 for 16 KiB, 5.3 for 64 KiB, where memcpy takes 0.15 us for
+// 16 KiB and 0.84 for 64 KiB), and staged messages of 16 KiB were 2.3-2.8x faster than single-copy
+// ones, of 64 KiB 1.2-1.7x, for the five collectives that combine nothing (p=2,
+// bench/mpi_reused_loop.c under liblanes_mpi, three rounds alternating LANES_CMA_SLOWDOWN=1.5 and
+// 3, fastest round: bcast of 16 KiB 1.41 us against 3.88, Open MPI 3.87; of 64 KiB 3.52 against
+// 5.92, Open MPI 5.23). On the Intel Xeon above, whose whole single-copy bcast of 8 KB took
+// 1.24-1.39 us, a page took less than that. Hence 1.5 us.
+inline constexpr double kSlowSingleCopyPageSeconds = 1.5e-6;
 // Where processes share cores and the kernel's copy is that slow, messages whose receiver was to
 // copy them (hints pulled, exchange, balanced, fanout) go staged up to this size: a single copy
 // there also waits for its peer to be scheduled, while a staged sender leaves its pieces in the
@@ -330,6 +344,10 @@ class NodeChannels {
   // What the node's processes agreed on (every process must use the same value where the choice
   // of algorithm reads it).
   void set_cma_slowdown(double slowdown) { cma_slowdown_ = slowdown; }
+  // Seconds the kernel's copy of one page of a peer took here (probe_cma(), or the communicator
+  // this one was split from); 0 when not measured. Set, like the ratio, to what the node agreed.
+  double cma_page_seconds() const { return cma_page_seconds_; }
+  void set_cma_page_seconds(double seconds) { cma_page_seconds_ = seconds; }
   void unlink() { segment_.unlink(); }
   const std::string& name() const { return segment_.name(); }
 
@@ -386,6 +404,7 @@ class NodeChannels {
   std::size_t slots_offset_ = 0;
   bool prefer_single_ = false;
   double cma_slowdown_ = 0;
+  double cma_page_seconds_ = 0;
   std::vector<pid_t> pids_;  // fix_peers(); empty before
   const SharedHeap* own_heap_ = nullptr;
   std::shared_ptr<PeerHeaps> peer_heaps_;

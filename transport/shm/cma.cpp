@@ -71,4 +71,19 @@ double cma_slowdown(pid_t pid, const void* remote, const void* local, std::size_
   return best_copy > 0 ? best_read / best_copy : 0;
 }
 
+double cma_page_seconds(pid_t pid, const void* remote) {
+  using clock = std::chrono::steady_clock;
+  std::vector<char> sink(4096);
+  std::string error;
+  double best = 1e30;
+  // As above: round 0 warms up, the best of forty others (a round may lose its core midway).
+  for (int round = 0; round < 41; ++round) {
+    const auto t0 = clock::now();
+    if (!cma_read(pid, sink.data(), remote, sink.size(), error)) return 0;
+    const auto t1 = clock::now();
+    if (round > 0) best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
+  }
+  return best;
+}
+
 }  // namespace lanes::transport

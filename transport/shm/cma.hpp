@@ -19,4 +19,9 @@ bool cma_write(pid_t pid, const void* local, void* remote, std::size_t bytes, st
 // best of a few rounds of each after one warm-up. 0 when the read fails.
 double cma_slowdown(pid_t pid, const void* remote, const void* local, std::size_t bytes);
 
+// Seconds this process takes to read one page of process `pid`'s memory at `remote`
+// (process_vm_readv): the kernel's cost per call, which a small single copy pays whole. The best
+// of a few rounds after one warm-up; 0 when the read fails.
+double cma_page_seconds(pid_t pid, const void* remote);
+
 }  // namespace lanes::transport
