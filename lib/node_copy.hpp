@@ -88,7 +88,7 @@ inline constexpr std::size_t kPulledReductionMin = std::size_t{2} << 20;
 // faster (allreduce, lanes-bench --algorithms auto, LANES_CMA_SLOWDOWN=1.5 and 3 by turns, two
 // rounds, medians: 2.4 MB 174-179 us against 398-432, 3.2 MB 205-211 against 542-568, 4.2 MB 280
 // against 685-729). The count's threshold costs the one a little where a higher one (2.5, before)
-// cost the other more than Open MPI's whole call (4 MB: 751-845 us).
+// left the other's 4 MB allreduce slower than Open MPI's (760-1003 us against 744-846).
 inline constexpr double kPullReductionSlowdownMax = 1.5;
 
 // Whether `rank` has copies of its own to make while it receives on its node (a gather's root
