@@ -57,8 +57,7 @@ std::string RuntimeImpl::on_node_copies() const {
   static_assert(kPulledReductionMax == std::size_t{4} << 20);
   if (!world_->cma()) {
     static_assert(transport::kSlowSingleCopyStagedMax == 64 * 1024);
-    const bool small_slow = slowdown >= transport::kSlowSingleCopyRatio ||
-                            page >= transport::kSlowSingleCopyPageSeconds;
+    const bool small_slow = transport::slow_small_single_copy(slowdown, page);
     const bool reductions_pulled = slowdown < kPullReductionSlowdownMax;
     if (small_slow) {
       o << (reductions_pulled ? ": messages up to 64 KiB staged, reductions of 2-4 MiB vectors "

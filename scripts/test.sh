@@ -11,7 +11,61 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
 build=${LANES_BUILD_DIR:-build}
+asan=$build-sanitize tsan=$build-tsan fuzz=$build-fuzz
 logs=()
+
+# The instrumented trees of stages 2-4 and what they build (the fuzz tree: only its targets and
+# what they link: the parsers and algos/).
+tsan_targets=(tests/unit/unit_runtime tests/unit/unit_shm tests/unit/unit_agreement
+  tests/unit/unit_bootstrap)
+fuzz_targets=(tests/fuzz/fuzz_rules tests/fuzz/fuzz_calibration tests/fuzz/fuzz_config
+  tests/fuzz/fuzz_startup_record)
+# A tree counts as configured once its marker exists: a configuration stopped half-way (below)
+# is wiped and done again.
+configure() {
+  local dir=$1; shift
+  [ -f "$dir/.lanes-configured" ] && return 0
+  rm -rf "$dir"
+  meson setup "$dir" "$@" >/dev/null && touch "$dir/.lanes-configured"
+}
+setup_asan() {
+  configure "$asan" -Dbuildtype=debug -Db_sanitize=address,undefined -Dwerror=true \
+    -Dbenchmarks=disabled
+}
+setup_tsan() {
+  configure "$tsan" -Dbuildtype=debug -Db_sanitize=thread -Dwerror=true -Dbenchmarks=disabled
+}
+setup_fuzz() {
+  # -O0: the targets compile in half the time, and 15 s still run 10^4-10^5 inputs each.
+  CC=clang CXX=clang++ configure "$fuzz" -Dbuildtype=debug -Dfuzz=true \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fsanitize=fuzzer-no-link \
+    -Dwerror=true -Dbenchmarks=disabled
+}
+
+# While stage 1 runs, its integration tests leave the cores idle much of the time (start-ups,
+# processes waiting on each other): the later stages' trees build meanwhile at the idle priority
+# (SCHED_IDLE: they run only where no test wants the core). Whatever is left when stage 1 ends is
+# built in the foreground by each stage, as if this had not run; a failure here is reported there.
+early=
+if [ $# -eq 0 ]; then
+  early_build() {
+    if [ "${LANES_SANITIZERS:-1}" != 0 ]; then setup_asan && ninja -C "$asan"; fi
+    if [ "${LANES_TSAN:-1}" != 0 ]; then setup_tsan && ninja -C "$tsan" "${tsan_targets[@]}"; fi
+    if [ "${LANES_FUZZ:-1}" != 0 ]; then setup_fuzz && ninja -C "$fuzz" "${fuzz_targets[@]}"; fi
+  }
+  # A session of its own, so that it can be stopped whole (ninja and its compilers).
+  setsid chrt --idle 0 bash -c "$(declare -p asan tsan fuzz tsan_targets fuzz_targets)
+    $(declare -f configure setup_asan setup_tsan setup_fuzz early_build)
+    early_build" >/dev/null 2>&1 &
+  early=$!
+fi
+stop_early_build() {
+  [ -n "$early" ] || return 0
+  kill -TERM -- "-$early" 2>/dev/null
+  wait "$early" 2>/dev/null
+  early=
+}
+trap stop_early_build EXIT
 
 if [ $# -eq 0 ]; then
   # Unit tests are pure computation in one process each: two at a time on the two cores. The
@@ -22,6 +76,7 @@ if [ $# -eq 0 ]; then
   rc1=$?
   [ $rc = 0 ] && rc=$rc1
   logs+=("$build/meson-logs/unit.json" "$build/meson-logs/testlog.json")
+  stop_early_build
 else
   meson test -C "$build" --print-errorlogs --num-processes 1 "$@"
   rc=$?
@@ -29,11 +84,7 @@ else
 fi
 
 if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
-  asan=$build-sanitize
-  if [ ! -f "$asan/build.ninja" ]; then
-    meson setup "$asan" -Dbuildtype=debug -Db_sanitize=address,undefined -Dwerror=true \
-      -Dbenchmarks=disabled >/dev/null || exit 1
-  fi
+  setup_asan || exit 1
   ninja -C "$asan" >/dev/null || { ninja -C "$asan"; exit 1; }
   export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
@@ -65,14 +116,9 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
 fi
 
 if [ "${LANES_TSAN:-1}" != 0 ] && [ $# -eq 0 ]; then
-  tsan=$build-tsan
-  if [ ! -f "$tsan/build.ninja" ]; then
-    meson setup "$tsan" -Dbuildtype=debug -Db_sanitize=thread -Dwerror=true \
-      -Dbenchmarks=disabled >/dev/null || exit 1
-  fi
+  setup_tsan || exit 1
   # The unit tests that run several ranks, or both ends of a channel, on threads of one process.
-  targets=(tests/unit/unit_runtime tests/unit/unit_shm tests/unit/unit_agreement
-    tests/unit/unit_bootstrap)
+  targets=("${tsan_targets[@]}")
   ninja -C "$tsan" "${targets[@]}" >/dev/null || { ninja -C "$tsan" "${targets[@]}"; exit 1; }
   # UCX's memory hooks (libucm) intercept madvise in exiting threads, which ThreadSanitizer's
   # runtime does not survive; the tests' transfers do not need them.
@@ -85,16 +131,8 @@ if [ "${LANES_TSAN:-1}" != 0 ] && [ $# -eq 0 ]; then
 fi
 
 if [ "${LANES_FUZZ:-1}" != 0 ] && [ $# -eq 0 ]; then
-  fuzz=$build-fuzz
-  if [ ! -f "$fuzz/build.ninja" ]; then
-    # -O0: the targets compile in half the time, and 15 s still run 10^4-10^5 inputs each.
-    CC=clang CXX=clang++ meson setup "$fuzz" -Dbuildtype=debug -Dfuzz=true \
-      -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fsanitize=fuzzer-no-link \
-      -Dwerror=true -Dbenchmarks=disabled >/dev/null || exit 1
-  fi
-  # Only the fuzz targets and what they link: the parsers and algos/.
-  targets=(tests/fuzz/fuzz_rules tests/fuzz/fuzz_calibration tests/fuzz/fuzz_config
-    tests/fuzz/fuzz_startup_record)
+  setup_fuzz || exit 1
+  targets=("${fuzz_targets[@]}")
   ninja -C "$fuzz" "${targets[@]}" >/dev/null || { ninja -C "$fuzz" "${targets[@]}"; exit 1; }
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C "$fuzz" --no-rebuild --print-errorlogs --num-processes 2 --suite fuzz \

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <lanes/lanes.hpp>
 #include <sstream>
 #include <string>
@@ -203,13 +204,31 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
   const auto up = static_cast<std::size_t>(p);
   const int me = comm.rank();
   Runner runner{comm, mode, o, {}};
+  // Rooted collectives: in the nonblocking mode every root's call is in flight at once, each with
+  // buffers of its own; otherwise each call completes before the next, which reuses the buffers
+  // once checked (memory first touched costs more than the collective at the largest sizes).
+  const bool in_flight = mode == Mode::nonblocking;
+  const std::size_t slots = in_flight ? up : 1;
+  auto slot = [slots](int root) { return static_cast<std::size_t>(root) % slots; };
+  // Checks root's call now where the buffers are reused, after runner.finish() otherwise.
+  auto each_root_checked = [&](int root, const std::function<void(int)>& check) {
+    if (!in_flight) {
+      check(root);
+    } else if (root == p - 1) {
+      runner.finish();
+      for (int r = 0; r < p; ++r) check(r);
+    }
+  };
   for (std::size_t size : sizes) {
     const std::size_t block = size > (8u << 20) ? (size + up - 1) / up : size;
     if (wants(colls, "bcast")) {
-      std::vector<Bytes> data(up, Bytes(size));
+      std::vector<Bytes> data(slots, Bytes(size));
       const int first = call;
+      auto check = [&](int root) {
+        c.expect_block(data[slot(root)].data(), size, root, -1, first + root, "bcast");
+      };
       for (int root = 0; root < p; ++root) {
-        auto& d = data[static_cast<std::size_t>(root)];
+        auto& d = data[slot(root)];
         const int id = first + root;
         auto refill = [&d, root, me, size, id] {
           if (me == root)
@@ -220,20 +239,19 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         refill();
         runner.run([&] { comm.bcast(d, root, o); }, [&] { return comm.ibcast(d, root, o); },
                    [&] { return comm.plan_bcast(d, root, o); }, refill);
-      }
-      runner.finish();
-      for (int root = 0; root < p; ++root) {
-        c.expect_block(data[static_cast<std::size_t>(root)].data(), size, root, -1, first + root,
-                       "bcast");
+        each_root_checked(root, check);
       }
       call += p;
     }
     if (wants(colls, "scatter")) {
-      std::vector<Bytes> send(up), recv(up, Bytes(block));
+      std::vector<Bytes> send(slots), recv(slots, Bytes(block));
       const int first = call;
+      auto check = [&](int root) {
+        c.expect_block(recv[slot(root)].data(), block, root, me, first + root, "scatter");
+      };
       for (int root = 0; root < p; ++root) {
-        auto& in = send[static_cast<std::size_t>(root)];
-        auto& out = recv[static_cast<std::size_t>(root)];
+        auto& in = send[slot(root)];
+        auto& out = recv[slot(root)];
         in.assign(me == root ? block * up : 0, 0);
         const int id = first + root;
         auto refill = [&in, &out, root, me, block, up, id] {
@@ -246,20 +264,22 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         runner.run([&] { comm.scatter(in, out, root, o); },
                    [&] { return comm.iscatter(in, out, root, o); },
                    [&] { return comm.plan_scatter(in, out, root, o); }, refill);
-      }
-      runner.finish();
-      for (int root = 0; root < p; ++root) {
-        c.expect_block(recv[static_cast<std::size_t>(root)].data(), block, root, me, first + root,
-                       "scatter");
+        each_root_checked(root, check);
       }
       call += p;
     }
     if (wants(colls, "gather")) {
-      std::vector<Bytes> send(up, Bytes(block)), recv(up);
+      std::vector<Bytes> send(slots, Bytes(block)), recv(slots);
       const int first = call;
+      auto check = [&](int root) {
+        for (std::size_t j = 0; me == root && j < up; ++j) {
+          c.expect_block(recv[slot(root)].data() + block * j, block, static_cast<int>(j), -2,
+                         first + root, "gather");
+        }
+      };
       for (int root = 0; root < p; ++root) {
-        auto& in = send[static_cast<std::size_t>(root)];
-        auto& out = recv[static_cast<std::size_t>(root)];
+        auto& in = send[slot(root)];
+        auto& out = recv[slot(root)];
         out.assign(me == root ? block * up : 0, 0xEE);
         const int id = first + root;
         auto refill = [&in, &out, me, block, id] {
@@ -270,13 +290,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         runner.run([&] { comm.gather(in, out, root, o); },
                    [&] { return comm.igather(in, out, root, o); },
                    [&] { return comm.plan_gather(in, out, root, o); }, refill);
-      }
-      runner.finish();
-      for (int root = 0; root < p; ++root) {
-        for (std::size_t j = 0; me == root && j < up; ++j) {
-          c.expect_block(recv[static_cast<std::size_t>(root)].data() + block * j, block,
-                         static_cast<int>(j), -2, first + root, "gather");
-        }
+        each_root_checked(root, check);
       }
       call += p;
     }
@@ -346,12 +360,15 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       }
     }
     if (wants(colls, "reduce")) {
-      std::vector<Words> send(up, Words(elements));
-      std::vector<Words> recv(up);
+      std::vector<Words> send(slots, Words(elements));
+      std::vector<Words> recv(slots);
       const int first = call;
+      auto check = [&](int root) {
+        if (me == root) expect_sum(c, recv[slot(root)], p, first + root, "reduce");
+      };
       for (int root = 0; root < p; ++root) {
-        auto& in = send[static_cast<std::size_t>(root)];
-        auto& out = recv[static_cast<std::size_t>(root)];
+        auto& in = send[slot(root)];
+        auto& out = recv[slot(root)];
         out.assign(me == root ? elements : 0, 0xEEEEEEEEu);
         const int id = first + root;
         auto refill = [&in, &out, me, elements, id] {
@@ -362,11 +379,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
         runner.run([&] { comm.reduce(in, out, lanes::Op::sum, root, o); },
                    [&] { return comm.ireduce(in, out, lanes::Op::sum, root, o); },
                    [&] { return comm.plan_reduce(in, out, lanes::Op::sum, root, o); }, refill);
-      }
-      runner.finish();
-      for (int root = 0; root < p; ++root) {
-        if (me == root)
-          expect_sum(c, recv[static_cast<std::size_t>(root)], p, first + root, "reduce");
+        each_root_checked(root, check);
       }
       call += p;
     }

@@ -461,8 +461,7 @@ std::size_t NodeChannels::single_copy_min(SingleCopy hint) const {
   }
   // The sender's choice only: a receiver publishes its destination from single_copy_min() on,
   // which stays below this, so a sender that goes single copy always finds it published.
-  if (least > 0 && !prefer_single_ &&
-      (cma_slowdown_ >= kSlowSingleCopyRatio || cma_page_seconds_ >= kSlowSingleCopyPageSeconds)) {
+  if (least > 0 && !prefer_single_ && slow_small_single_copy(cma_slowdown_, cma_page_seconds_)) {
     least = std::max(least, kSlowSingleCopyStagedMax + 1);
   }
   if (least > 0 && prefer_single_ && cma_slowdown_ >= kSlowSingleCopyRatio) {

@@ -180,6 +180,11 @@ inline constexpr std::size_t kSlowSingleCopyStagedMax = 64 * 1024;
 // 5.92, Open MPI 5.23). On the Intel Xeon above, whose whole single-copy bcast of 8 KB took
 // 1.24-1.39 us, a page took less than that. Hence 1.5 us.
 inline constexpr double kSlowSingleCopyPageSeconds = 1.5e-6;
+// Whether messages up to kSlowSingleCopyStagedMax go staged where each process has a core: the
+// kernel's copy is slow per byte (the ratio) or per call (a page's time), as probed.
+constexpr bool slow_small_single_copy(double cma_slowdown, double cma_page_seconds) {
+  return cma_slowdown >= kSlowSingleCopyRatio || cma_page_seconds >= kSlowSingleCopyPageSeconds;
+}
 // Where processes share cores and the kernel's copy is that slow, messages whose receiver was to
 // copy them (hints pulled, exchange, balanced, fanout) go staged up to this size: a single copy
 // there also waits for its peer to be scheduled, while a staged sender leaves its pieces in the
