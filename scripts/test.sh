@@ -14,8 +14,37 @@ build=${LANES_BUILD_DIR:-build}
 asan=$build-sanitize tsan=$build-tsan fuzz=$build-fuzz
 logs=()
 
-# The instrumented trees of stages 2-4 and what they build (the fuzz tree: only its targets and
+# The instrumented trees of stages 2-4 and what they build: the ASan tree the programs its tests
+# run (by meson's introspection of the tests), the others theirs (the fuzz tree: its targets and
 # what they link: the parsers and algos/).
+asan_unit_tests=(unit/topology unit/bootstrap unit/layout 'unit/schedules shard 0'
+  'unit/schedules shard 1' unit/config unit/cost_model unit/rules unit/shm unit/runtime
+  unit/stripe unit/reduction_algorithms unit/scratch_pool unit/selection unit/lru_map
+  unit/fragments unit/rails unit/vcollectives unit/group_search unit/startup_wire unit/host_cpus)
+# 'collectives two-rails np4 node2' runs the np4 node2 layout with striping on top, so the plain
+# np4 node2 run is left to stage 1; 'collectives staged-shm np3 node2' stands for the irregular
+# layouts (a node of 2 and one of 1), whose plain runs are left to stage 1 too.
+asan_integration_tests=('collectives staged-shm np3 node2' 'collectives shared-heap np4 node2'
+  'collectives two-rails np4 node2' 'misuse LANES_CHECK np3 node2' 'sigkill mid-bcast victim1'
+  'mismatch revokes np4 node2' 'example pmix np3 node2' 'lanes-info np4 node2'
+  'start-up failures agree np4 node2' 'split segment failure agrees np4 node2'
+  'v-collectives np4 node2' 'hierarchy groups searched, fixed, invalid np4 node2')
+asan_targets() {
+  meson introspect "$asan" --tests --targets | python3 -c '
+import json, os, sys
+tree, names = sys.argv[1], set(sys.argv[2:])
+info = json.load(sys.stdin)
+tests = [t for t in info["tests"] if t["name"] in names]
+missing = names - {t["name"] for t in tests}
+if missing:
+    sys.exit("scripts/test.sh: no such tests: " + ", ".join(sorted(missing)))
+ids = {d for t in tests for d in t["depends"]}
+for target in info["targets"]:
+    if target["id"] in ids:
+        for f in target["filename"]:
+            print(os.path.relpath(f, tree))
+' "$asan" "${asan_unit_tests[@]}" "${asan_integration_tests[@]}"
+}
 tsan_targets=(tests/unit/unit_runtime tests/unit/unit_shm tests/unit/unit_agreement
   tests/unit/unit_bootstrap)
 fuzz_targets=(tests/fuzz/fuzz_rules tests/fuzz/fuzz_calibration tests/fuzz/fuzz_config
@@ -52,13 +81,16 @@ setup_fuzz() {
 early=
 if [ $# -eq 0 ]; then
   early_build() {
-    if [ "${LANES_SANITIZERS:-1}" != 0 ]; then setup_asan && ninja -C "$asan"; fi
+    if [ "${LANES_SANITIZERS:-1}" != 0 ]; then
+      setup_asan && mapfile -t targets < <(asan_targets) && ninja -C "$asan" "${targets[@]}"
+    fi
     if [ "${LANES_TSAN:-1}" != 0 ]; then setup_tsan && ninja -C "$tsan" "${tsan_targets[@]}"; fi
     if [ "${LANES_FUZZ:-1}" != 0 ]; then setup_fuzz && ninja -C "$fuzz" "${fuzz_targets[@]}"; fi
   }
   # A session of its own, so that it can be stopped whole (ninja and its compilers).
-  setsid chrt --idle 0 bash -c "$(declare -p asan tsan fuzz tsan_targets fuzz_targets)
-    $(declare -f configure setup_asan setup_tsan setup_fuzz early_build)
+  setsid chrt --idle 0 bash -c "$(declare -p asan tsan fuzz asan_unit_tests asan_integration_tests \
+    tsan_targets fuzz_targets)
+    $(declare -f configure setup_asan setup_tsan setup_fuzz asan_targets early_build)
     [ -w /proc/self/autogroup ] && echo 19 > /proc/self/autogroup
     early_build" >/dev/null 2>&1 &
   early=$!
@@ -89,30 +121,20 @@ fi
 
 if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   setup_asan || exit 1
-  ninja -C "$asan" >/dev/null || { ninja -C "$asan"; exit 1; }
+  mapfile -t targets < <(asan_targets)
+  [ ${#targets[@]} -gt 0 ] || exit 1
+  ninja -C "$asan" "${targets[@]}" >/dev/null || { ninja -C "$asan" "${targets[@]}"; exit 1; }
   export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
   # The simulator sweeps over every algorithm and scale (unit/*_algorithms and the generic sweep
   # in unit/schedules) are pure code already run in stage 1; under the sanitizers they would take
   # most of the budget.
   GTEST_FILTER='-Registry/EveryAlgorithm.*:Registry/EveryReduction.*:AllreduceFullLane.CorrectOnRegularLayouts:BarrierDissemination.EveryRankHearsFromEveryRank' \
-    meson test -C "$asan" --print-errorlogs --num-processes 2 --logbase unit \
-    unit/topology unit/bootstrap unit/layout 'unit/schedules shard 0' 'unit/schedules shard 1' \
-    unit/config unit/cost_model \
-    unit/rules unit/shm unit/runtime unit/stripe unit/reduction_algorithms unit/scratch_pool \
-    unit/selection unit/lru_map unit/fragments unit/rails unit/vcollectives unit/group_search \
-    unit/startup_wire unit/host_cpus
+    meson test -C "$asan" --no-rebuild --print-errorlogs --num-processes 2 --logbase unit \
+    "${asan_unit_tests[@]}"
   rc2=$?
-  # 'collectives two-rails np4 node2' runs the np4 node2 layout with striping on top, so the
-  # plain np4 node2 run is left to stage 1; 'collectives staged-shm np3 node2' stands for the
-  # irregular layouts (a node of 2 and one of 1), whose plain runs are left to stage 1 too.
-  meson test -C "$asan" --print-errorlogs --num-processes 1 --logbase integration \
-    'collectives staged-shm np3 node2' 'collectives shared-heap np4 node2' \
-    'collectives two-rails np4 node2' 'misuse LANES_CHECK np3 node2' \
-    'sigkill mid-bcast victim1' 'mismatch revokes np4 node2' 'example pmix np3 node2' \
-    'lanes-info np4 node2' 'start-up failures agree np4 node2' \
-    'split segment failure agrees np4 node2' 'v-collectives np4 node2' \
-    'hierarchy groups searched, fixed, invalid np4 node2'
+  meson test -C "$asan" --no-rebuild --print-errorlogs --num-processes 1 --logbase integration \
+    "${asan_integration_tests[@]}"
   rc3=$?
   [ $rc = 0 ] && rc=$rc2
   [ $rc = 0 ] && rc=$rc3
