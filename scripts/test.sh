@@ -75,8 +75,8 @@ setup_fuzz() {
 # processes waiting on each other): the later stages' trees build meanwhile at the idle priority
 # (SCHED_IDLE: they run only where no test wants the core). meson starts each test in a session of
 # its own, which the kernel's autogroups weigh against every other session alike, so the build's
-# session takes the lowest weight too (nice 19 on /proc/self/autogroup); without that it took
-# half the cores and stage 1's unit tests ran 1.5-2x longer. Whatever is left when stage 1 ends is
+# session takes the lowest weight too (nice 19 on /proc/self/autogroup); without that stage 1's
+# unit tests ran 1.5-2x longer. Whatever is left when stage 1 ends is
 # built in the foreground by each stage, as if this had not run; a failure here is reported there.
 early=
 if [ $# -eq 0 ]; then
