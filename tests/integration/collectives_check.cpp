@@ -27,7 +27,10 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
+
+#include "huge_pages.hpp"
 
 namespace {
 
@@ -36,6 +39,11 @@ const lanes::Runtime* g_runtime = nullptr;
 std::unordered_map<void*, lanes::Memory> g_blocks;
 long g_shared_blocks = 0;
 
+// Buffers of at least this many bytes are mapped with huge pages asked for (huge_pages.hpp).
+constexpr std::size_t kHugePagesMin = 32u << 20;
+
+// Elements are default-initialised (left unwritten): every buffer is filled before a call uses
+// it, and a value-initialising vector would write each byte once more.
 template <class T>
 struct CheckAllocator {
   using value_type = T;
@@ -43,20 +51,46 @@ struct CheckAllocator {
   template <class U>
   explicit CheckAllocator(const CheckAllocator<U>&) {}
   T* allocate(std::size_t n) {
-    if (g_runtime == nullptr) return std::allocator<T>().allocate(n);
-    lanes::Memory m = g_runtime->allocate(n * sizeof(T));
-    if (m.shared()) ++g_shared_blocks;
-    void* p = m.data();
-    g_blocks.emplace(p, std::move(m));
-    return static_cast<T*>(p);
+    const std::size_t bytes = n * sizeof(T);
+    if (g_runtime != nullptr) {
+      lanes::Memory m = g_runtime->allocate(bytes);
+      if (m.shared()) ++g_shared_blocks;
+      void* p = m.data();
+      g_blocks.emplace(p, std::move(m));
+      return static_cast<T*>(p);
+    }
+    if (bytes < kHugePagesMin) return std::allocator<T>().allocate(n);
+    return static_cast<T*>(lanes_tests::map_huge_pages(bytes));
   }
   void deallocate(T* p, std::size_t n) {
-    if (g_blocks.erase(p) == 0) std::allocator<T>().deallocate(p, n);
+    if (g_blocks.erase(p) != 0) return;
+    if (n * sizeof(T) < kHugePagesMin) {
+      std::allocator<T>().deallocate(p, n);
+    } else {
+      lanes_tests::unmap_huge_pages(p, n * sizeof(T));
+    }
+  }
+  template <class U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   bool operator==(const CheckAllocator&) const { return true; }
 };
 using Bytes = std::vector<std::uint8_t, CheckAllocator<std::uint8_t>>;
 using Words = std::vector<std::uint32_t, CheckAllocator<std::uint32_t>>;
+
+// `count` buffers of `n` elements each, built in place (not copies of one value-initialised
+// buffer).
+template <class Buffer>
+std::vector<Buffer> buffers(std::size_t count, std::size_t n) {
+  std::vector<Buffer> out(count);
+  for (Buffer& b : out) b.resize(n);
+  return out;
+}
 
 std::vector<std::size_t> parse_sizes(const std::string& s) {
   std::vector<std::size_t> out;
@@ -222,7 +256,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
   for (std::size_t size : sizes) {
     const std::size_t block = size > (8u << 20) ? (size + up - 1) / up : size;
     if (wants(colls, "bcast")) {
-      std::vector<Bytes> data(slots, Bytes(size));
+      std::vector<Bytes> data = buffers<Bytes>(slots, size);
       const int first = call;
       auto check = [&](int root) {
         c.expect_block(data[slot(root)].data(), size, root, -1, first + root, "bcast");
@@ -244,7 +278,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       call += p;
     }
     if (wants(colls, "scatter")) {
-      std::vector<Bytes> send(slots), recv(slots, Bytes(block));
+      std::vector<Bytes> send(slots), recv = buffers<Bytes>(slots, block);
       const int first = call;
       auto check = [&](int root) {
         c.expect_block(recv[slot(root)].data(), block, root, me, first + root, "scatter");
@@ -252,7 +286,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       for (int root = 0; root < p; ++root) {
         auto& in = send[slot(root)];
         auto& out = recv[slot(root)];
-        in.assign(me == root ? block * up : 0, 0);
+        in.resize(me == root ? block * up : 0);  // refill() writes it
         const int id = first + root;
         auto refill = [&in, &out, root, me, block, up, id] {
           for (std::size_t j = 0; me == root && j < up; ++j) {
@@ -269,7 +303,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       call += p;
     }
     if (wants(colls, "gather")) {
-      std::vector<Bytes> send(slots, Bytes(block)), recv(slots);
+      std::vector<Bytes> send = buffers<Bytes>(slots, block), recv(slots);
       const int first = call;
       auto check = [&](int root) {
         for (std::size_t j = 0; me == root && j < up; ++j) {
@@ -360,7 +394,7 @@ void run_checks(lanes::Communicator& comm, const std::vector<std::size_t>& sizes
       }
     }
     if (wants(colls, "reduce")) {
-      std::vector<Words> send(slots, Words(elements));
+      std::vector<Words> send = buffers<Words>(slots, elements);
       std::vector<Words> recv(slots);
       const int first = call;
       auto check = [&](int root) {

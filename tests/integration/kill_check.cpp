@@ -26,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "huge_pages.hpp"
+
 int main(int argc, char** argv) {
   int victim = -1;
   int after_ms = 300;
@@ -90,9 +92,9 @@ int main(int argc, char** argv) {
       raise(stop_s > 0 ? SIGSTOP : SIGKILL);
     }).detach();
   }
-  std::vector<char> ordinary(shared_memory ? 0 : bytes, 1);
+  lanes_tests::HugePageBuffer ordinary(shared_memory ? 0 : bytes);
   lanes::Memory heap_block = shared_memory ? rt.allocate(bytes) : lanes::Memory();
-  const std::span<char> data = shared_memory ? heap_block.as<char>() : std::span<char>(ordinary);
+  const std::span<char> data = shared_memory ? heap_block.as<char>() : ordinary.span();
   if (shared_memory && !heap_block.shared()) {
     std::printf("kill_check: rank %d: FAIL: the buffer is not in the shared heap\n", world.rank());
     return 1;
