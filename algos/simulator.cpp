@@ -566,14 +566,34 @@ class Simulation {
       bool write;
     };
     std::vector<Access> accesses[3];
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> conflicts;  // (later op, earlier op)
-    std::vector<std::uint32_t> stamp;
-    std::vector<std::uint32_t> stack;
+    // reach: row i holds the ops that op i depends on, directly or through others; built for a
+    // rank once it has a pair of overlapping accesses (deps point to earlier ops).
+    std::vector<std::uint64_t> reach;
+    std::size_t words = 0;
+    bool reach_built = false;
     for (int r = 0; r < p_; ++r) {
       const auto& ops = scheds_[r].ops;
       const bool in_place = as_in_place && v_ == nullptr && sizes_[r].recv == sizes_[r].send;
       for (auto& list : accesses) list.clear();
-      conflicts.clear();
+      reach_built = false;
+      const auto ordered = [&](std::uint32_t later, std::uint32_t earlier) {
+        if (!reach_built) {
+          words = (ops.size() + 63) / 64;
+          reach.assign(ops.size() * words, 0);
+          for (std::size_t i = 0; i < ops.size(); ++i) {
+            std::uint64_t* row = reach.data() + i * words;
+            for (OpId d : ops[i].deps) {
+              const std::uint64_t* from = reach.data() + d * words;
+              for (std::size_t w = 0; w < words; ++w) row[w] |= from[w];
+              row[d / 64] |= std::uint64_t{1} << (d % 64);
+            }
+          }
+          reach_built = true;
+        }
+        return (reach[later * words + earlier / 64] >> (earlier % 64) & 1) != 0;
+      };
+      // The race reported: the first later op, then its first earlier one.
+      std::pair<std::uint32_t, std::uint32_t> race{kNone, kNone};
       const auto add = [&](const Region& region, std::size_t i, bool write) {
         if (region.bytes == 0) return;
         // A reduction may run in place (send and recv one buffer): its schedule must be correct
@@ -607,7 +627,10 @@ class Simulation {
           for (const Access& y : live) {
             if (y.end <= x.begin) continue;  // ended: later accesses start even further right
             live[kept++] = y;
-            if (y.op != x.op) conflicts.emplace_back(std::max(x.op, y.op), std::min(x.op, y.op));
+            if (y.op == x.op) continue;
+            const std::pair<std::uint32_t, std::uint32_t> pair{std::max(x.op, y.op),
+                                                               std::min(x.op, y.op)};
+            if (pair < race && !ordered(pair.first, pair.second)) race = pair;
           }
           live.resize(kept);
         };
@@ -617,40 +640,12 @@ class Simulation {
           (x.write ? live_writes : live_reads).push_back(x);
         }
       }
-      if (conflicts.empty()) continue;
-      std::sort(conflicts.begin(), conflicts.end());
-      stamp.assign(ops.size(), kNone);
-      for (std::size_t c = 0; c < conflicts.size();) {
-        // All earlier ops that conflict with `later`; a dep path from `later` to one of them only
-        // passes through ops in between (deps point to earlier ops).
-        const std::uint32_t later = conflicts[c].first;
-        std::size_t end = c;
-        std::uint32_t lowest = later;
-        while (end < conflicts.size() && conflicts[end].first == later) {
-          lowest = std::min(lowest, conflicts[end].second);
-          ++end;
-        }
-        stack.assign(1, later);
-        stamp[later] = later;
-        while (!stack.empty()) {
-          const std::uint32_t o = stack.back();
-          stack.pop_back();
-          for (OpId d : ops[o].deps) {
-            if (d >= lowest && stamp[d] != later) {
-              stamp[d] = later;
-              stack.push_back(d);
-            }
-          }
-        }
-        for (; c < end; ++c) {
-          const std::uint32_t earlier = conflicts[c].second;
-          if (stamp[earlier] != later) {
-            return fail(at(r, later) + op_text(ops[later]) + " races with op " +
-                        std::to_string(earlier) + " (" + op_text(ops[earlier]) +
-                        "): overlapping bytes, one of them written, and no dependency" +
-                        (in_place ? " (in place: send and recv one buffer)" : ""));
-          }
-        }
+      if (race.first != kNone) {
+        const auto [later, earlier] = race;
+        return fail(at(r, later) + op_text(ops[later]) + " races with op " +
+                    std::to_string(earlier) + " (" + op_text(ops[earlier]) +
+                    "): overlapping bytes, one of them written, and no dependency" +
+                    (in_place ? " (in place: send and recv one buffer)" : ""));
       }
     }
     return true;
