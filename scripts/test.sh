@@ -57,6 +57,12 @@ configure() {
   rm -rf "$dir"
   meson setup "$dir" "$@" >/dev/null && touch "$dir/.lanes-configured"
 }
+# A build that prints nothing unless it fails; then the errors (a second run) and the script stops.
+build_quietly() {
+  local dir=$1
+  shift
+  ninja -C "$dir" "$@" >/dev/null || { ninja -C "$dir" "$@"; exit 1; }
+}
 setup_asan() {
   configure "$asan" -Dbuildtype=debug -Db_sanitize=address,undefined -Dwerror=true \
     -Dbenchmarks=disabled
@@ -123,7 +129,7 @@ if [ "${LANES_SANITIZERS:-1}" != 0 ] && [ $# -eq 0 ]; then
   setup_asan || exit 1
   mapfile -t targets < <(asan_targets)
   [ ${#targets[@]} -gt 0 ] || exit 1
-  ninja -C "$asan" "${targets[@]}" >/dev/null || { ninja -C "$asan" "${targets[@]}"; exit 1; }
+  build_quietly "$asan" "${targets[@]}"
   export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
   # The simulator sweeps over every algorithm and scale (unit/*_algorithms and the generic sweep
@@ -144,8 +150,7 @@ fi
 if [ "${LANES_TSAN:-1}" != 0 ] && [ $# -eq 0 ]; then
   setup_tsan || exit 1
   # The unit tests that run several ranks, or both ends of a channel, on threads of one process.
-  targets=("${tsan_targets[@]}")
-  ninja -C "$tsan" "${targets[@]}" >/dev/null || { ninja -C "$tsan" "${targets[@]}"; exit 1; }
+  build_quietly "$tsan" "${tsan_targets[@]}"
   # UCX's memory hooks (libucm) intercept madvise in exiting threads, which ThreadSanitizer's
   # runtime does not survive; the tests' transfers do not need them.
   UCX_MEM_EVENTS=no TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
@@ -158,8 +163,7 @@ fi
 
 if [ "${LANES_FUZZ:-1}" != 0 ] && [ $# -eq 0 ]; then
   setup_fuzz || exit 1
-  targets=("${fuzz_targets[@]}")
-  ninja -C "$fuzz" "${targets[@]}" >/dev/null || { ninja -C "$fuzz" "${targets[@]}"; exit 1; }
+  build_quietly "$fuzz" "${fuzz_targets[@]}"
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C "$fuzz" --no-rebuild --print-errorlogs --num-processes 2 --suite fuzz \
     --logbase fuzz
