@@ -39,9 +39,6 @@ const lanes::Runtime* g_runtime = nullptr;
 std::unordered_map<void*, lanes::Memory> g_blocks;
 long g_shared_blocks = 0;
 
-// Buffers of at least this many bytes are mapped with huge pages asked for (huge_pages.hpp).
-constexpr std::size_t kHugePagesMin = 32u << 20;
-
 // Elements are default-initialised (left unwritten): every buffer is filled before a call uses
 // it, and a value-initialising vector would write each byte once more.
 template <class T>
@@ -59,12 +56,13 @@ struct CheckAllocator {
       g_blocks.emplace(p, std::move(m));
       return static_cast<T*>(p);
     }
-    if (bytes < kHugePagesMin) return std::allocator<T>().allocate(n);
+    // Large ones with huge pages asked for (huge_pages.hpp).
+    if (!lanes_tests::mapped(bytes)) return std::allocator<T>().allocate(n);
     return static_cast<T*>(lanes_tests::map_huge_pages(bytes));
   }
   void deallocate(T* p, std::size_t n) {
     if (g_blocks.erase(p) != 0) return;
-    if (n * sizeof(T) < kHugePagesMin) {
+    if (!lanes_tests::mapped(n * sizeof(T))) {
       std::allocator<T>().deallocate(p, n);
     } else {
       lanes_tests::unmap_huge_pages(p, n * sizeof(T));

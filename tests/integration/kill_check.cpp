@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       raise(stop_s > 0 ? SIGSTOP : SIGKILL);
     }).detach();
   }
-  lanes_tests::HugePageBuffer ordinary(shared_memory ? 0 : bytes);
+  lanes_tests::TestBuffer ordinary(shared_memory ? 0 : bytes);
   lanes::Memory heap_block = shared_memory ? rt.allocate(bytes) : lanes::Memory();
   const std::span<char> data = shared_memory ? heap_block.as<char>() : ordinary.span();
   if (shared_memory && !heap_block.shared()) {
