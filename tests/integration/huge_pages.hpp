@@ -8,7 +8,6 @@
 #include <memory>
 #include <new>
 #include <span>
-#include <utility>
 
 #include <sys/mman.h>
 
